@@ -1,0 +1,456 @@
+"""Frozen, validated specifications: Layer, DNN, Profile, Cluster, Config.
+
+Every spec is a frozen dataclass whose fields carry their own rules (type,
+unit, bounds, choices) in ``dataclasses.field(metadata=...)``.  The same rules
+drive three things, so they can never disagree:
+
+* validation on construction (:class:`~perfmodel.errors.SpecError` naming the
+  field and the bad value; never ``assert``);
+* reading dictionaries with unit strings (:meth:`Spec.from_dict`), which also
+  rejects unknown and missing fields;
+* the JSON Schema of each file format (:meth:`Spec.json_schema`).
+
+Unit strings (``"10Gbps"``) are accepted by the constructors too, because a
+notebook cell is as much an edge as a file; they are converted to SI once, here,
+and every model sees plain floats.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from . import units
+from .errors import SpecError
+
+__all__ = [
+    "Spec", "Layer", "DNN", "Profile", "Cluster", "Config",
+    "LAYER_KINDS", "BYTES_PER_PARAM",
+]
+
+#: Layer kinds the zoo and importers use (seed 004 Sec. 4 names conv, pool, fc, softmax).
+LAYER_KINDS = ("input", "conv", "pool", "fc", "softmax", "norm", "act", "add",
+               "concat", "dropout", "flatten", "lrn", "embedding", "rnn", "other")
+
+#: Bytes per parameter of an FP32 model (the papers' setting).
+BYTES_PER_PARAM = 4
+
+
+def spec_field(kind: str, *, doc: str, unit: str | None = None, minimum: float | None = None,
+               exclusive_minimum: bool = False, maximum: float | None = None,
+               choices: tuple | None = None, optional: bool = False,
+               default: Any = dataclasses.MISSING):
+    """A dataclass field with its validation rules in ``metadata``.
+
+    ``kind`` is one of ``float``, ``int``, ``str``, ``bool``, ``shape`` (tuple of
+    positive ints), ``pair`` (an int or two ints, stored as a 2-tuple), ``names``
+    (tuple of str) or ``layers`` (tuple of :class:`Layer`).
+    """
+    if default is dataclasses.MISSING and optional:
+        default = None
+    required = default is dataclasses.MISSING
+    meta = dict(kind=kind, doc=doc, unit=unit, minimum=minimum,
+                exclusive_minimum=exclusive_minimum, maximum=maximum,
+                choices=choices, optional=optional, required=required)
+    # Required fields get a sentinel default so that a missing one is a SpecError
+    # naming it (not a TypeError), and field order is free.
+    return field(default=_REQUIRED if required else default, metadata=meta)
+
+
+class _Required:
+    def __repr__(self):
+        return "<required>"
+
+
+_REQUIRED = _Required()
+
+
+def _fail(name: str, message: str):
+    raise SpecError(name, message)
+
+
+def _as_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        _fail(name, f"expected an integer, got {type(value).__name__} {value!r}")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if not math.isfinite(value) or value != int(value):
+        _fail(name, f"expected an integer, got {value!r}")
+    return int(value)
+
+
+def _as_float(name: str, value, unit: str | None) -> float:
+    if isinstance(value, str) and unit is None:
+        _fail(name, f"expected a number, got the string {value!r}")
+    try:
+        return units.parse(value, unit or "1")
+    except SpecError as err:
+        raise err.within(name) from None
+
+
+def _check_bounds(name: str, value, meta) -> None:
+    lo, hi = meta["minimum"], meta["maximum"]
+    if lo is not None:
+        if meta["exclusive_minimum"] and not value > lo:
+            _fail(name, f"must be > {lo}, got {value!r}")
+        if not meta["exclusive_minimum"] and not value >= lo:
+            _fail(name, f"must be >= {lo}, got {value!r}")
+    if hi is not None and not value <= hi:
+        _fail(name, f"must be <= {hi}, got {value!r}")
+
+
+def _as_shape(name: str, value) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        _fail(name, f"expected a list of positive integers, got {value!r}")
+    out = tuple(_as_int(f"{name}[{i}]", v) for i, v in enumerate(value))
+    for i, v in enumerate(out):
+        if v < 1:
+            _fail(f"{name}[{i}]", f"must be >= 1, got {v}")
+    return out
+
+
+def _coerce(name: str, value, meta):
+    """Validate one field value against its metadata and return it normalized."""
+    kind = meta["kind"]
+    if value is _REQUIRED:
+        _fail(name, "missing required field")
+    if value is None:
+        if meta["optional"]:
+            return None
+        _fail(name, "is required (got None)")
+    if kind == "float":
+        out = _as_float(name, value, meta["unit"])
+    elif kind == "int":
+        out = _as_int(name, value)
+    elif kind == "str":
+        if not isinstance(value, str):
+            _fail(name, f"expected a string, got {type(value).__name__} {value!r}")
+        out = value
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            _fail(name, f"expected true or false, got {value!r}")
+        out = value
+    elif kind == "shape":
+        out = _as_shape(name, value)
+    elif kind == "pair":
+        out = (_as_int(name, value),) * 2 if isinstance(value, numbers.Real) else _as_shape(name, value)
+        if len(out) != 2:
+            _fail(name, f"expected an integer or two integers, got {value!r}")
+        if min(out) < meta.get("minimum", 0):
+            _fail(name, f"must be >= {meta['minimum']}, got {value!r}")
+        return out
+    elif kind == "names":
+        if isinstance(value, str) or not hasattr(value, "__iter__"):
+            _fail(name, f"expected a list of names, got {value!r}")
+        out = tuple(value)
+        for i, v in enumerate(out):
+            if not isinstance(v, str):
+                _fail(f"{name}[{i}]", f"expected a string, got {v!r}")
+        return out
+    elif kind == "layers":
+        if isinstance(value, (str, dict)) or not hasattr(value, "__iter__"):
+            _fail(name, f"expected a list of layers, got {type(value).__name__}")
+        out = []
+        for i, v in enumerate(value):
+            try:
+                out.append(v if isinstance(v, Layer) else Layer.from_dict(v))
+            except SpecError as err:
+                raise err.within(f"{name}[{i}]") from None
+        return tuple(out)
+    else:  # pragma: no cover - a programming error in a spec definition
+        raise TypeError(f"unknown field kind {kind!r}")
+    if meta["choices"] is not None and out not in meta["choices"]:
+        _fail(name, f"must be one of {', '.join(map(str, meta['choices']))}; got {out!r}")
+    if kind in ("float", "int"):
+        _check_bounds(name, out, meta)
+    return out
+
+
+class Spec:
+    """Shared behaviour of the frozen spec dataclasses (validation, dicts, schema)."""
+
+    _schema_title: ClassVar[str] = ""
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = _coerce(f.name, getattr(self, f.name), f.metadata)
+            object.__setattr__(self, f.name, value)
+        self._check()
+
+    def _check(self) -> None:
+        """Cross-field rules; subclasses override."""
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        """Build the spec from a mapping (e.g. parsed JSON), unit strings allowed.
+
+        Raises
+        ------
+        SpecError
+            For a non-mapping, an unknown field, a missing required field, or any
+            bad value; the field is named.
+        """
+        if not isinstance(data, dict):
+            raise SpecError("", f"expected an object with the fields of {cls.__name__}, "
+                                f"got {type(data).__name__}")
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        for key in data:
+            if key not in names:
+                raise SpecError(str(key), f"unknown field for {cls.__name__} "
+                                          f"(known: {', '.join(names)})")
+        return cls(**data)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict in SI units; ``from_dict(to_dict())`` round-trips."""
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.metadata["kind"] == "layers":
+                value = [layer.to_dict() for layer in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            if value is None and f.default is None:
+                continue
+            out[f.name] = value
+        return out
+
+    def replace(self, **changes):
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def json_schema(cls) -> dict:
+        """JSON Schema (draft 2020-12) of this spec's file format, made from its fields."""
+        props, required = {}, []
+        for f in dataclasses.fields(cls):
+            props[f.name] = _field_schema(f.metadata)
+            if f.metadata["required"]:
+                required.append(f.name)
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": cls.__name__,
+            "description": (cls.__doc__ or "").strip().split("\n")[0],
+            "type": "object",
+            "properties": props,
+            "required": required,
+            "additionalProperties": False,
+        }
+
+
+_UNIT_PATTERN = r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*[A-Za-zµμ/]*\s*$"
+
+
+def _field_schema(meta) -> dict:
+    kind = meta["kind"]
+    if kind in ("float", "int"):
+        num = {"type": "number" if kind == "float" else "integer"}
+        if meta["minimum"] is not None:
+            num["exclusiveMinimum" if meta["exclusive_minimum"] else "minimum"] = meta["minimum"]
+        if meta["maximum"] is not None:
+            num["maximum"] = meta["maximum"]
+        schema = num
+        if meta["unit"]:
+            schema = {"anyOf": [num, {"type": "string", "pattern": _UNIT_PATTERN}],
+                      "x-unit": meta["unit"]}
+    elif kind == "str":
+        schema = {"type": "string"}
+        if meta["choices"]:
+            schema["enum"] = list(meta["choices"])
+    elif kind == "bool":
+        schema = {"type": "boolean"}
+    elif kind == "shape":
+        schema = {"type": "array", "items": {"type": "integer", "minimum": 1}}
+    elif kind == "pair":
+        schema = {"anyOf": [{"type": "integer", "minimum": meta.get("minimum", 0)},
+                            {"type": "array", "items": {"type": "integer"},
+                             "minItems": 2, "maxItems": 2}]}
+    elif kind == "names":
+        schema = {"type": "array", "items": {"type": "string"}}
+    elif kind == "layers":
+        layer = Layer.json_schema()
+        layer.pop("$schema")
+        schema = {"type": "array", "items": layer, "minItems": 1}
+    else:  # pragma: no cover
+        raise TypeError(kind)
+    if meta["optional"]:
+        schema = {"anyOf": [schema, {"type": "null"}]}
+    schema["description"] = meta["doc"] + (f" [{meta['unit']}]" if meta["unit"] else "")
+    return schema
+
+
+@dataclass(frozen=True)
+class Layer(Spec):
+    """One DNN layer (seed 004 Sec. 4.1: neurons, weights, connections).
+
+    Counts are per sample.  ``connections`` is seed 004's W(l): weighted
+    connections from the layer's inputs into it, i.e. multiply-adds of the
+    forward pass; ``flops`` defaults to ``2 * connections`` for layers with
+    weights and to ``neurons`` for the others (one operation per output).
+    """
+
+    name: str = spec_field("str", doc="unique layer name")
+    kind: str = spec_field("str", doc="layer type", choices=LAYER_KINDS)
+    out_shape: tuple = spec_field("shape", doc="output shape per sample, e.g. [C, H, W]")
+    in_shape: tuple = spec_field("shape", doc="input shape per sample", optional=True)
+    neurons: int = spec_field("int", doc="output neurons per sample (default: product of out_shape)",
+                              minimum=0, optional=True)
+    weights: int = spec_field("int", doc="trainable parameters", minimum=0, default=0)
+    connections: int = spec_field("int", doc="weighted connections per sample (forward multiply-adds)",
+                                  minimum=0, default=0)
+    flops: float = spec_field("float", doc="forward FLOP per sample", unit="FLOP", minimum=0,
+                              optional=True)
+    kernel: tuple = spec_field("pair", doc="kernel height and width", minimum=1, optional=True)
+    stride: tuple = spec_field("pair", doc="stride height and width", minimum=1, optional=True)
+    padding: tuple = spec_field("pair", doc="zero padding height and width", minimum=0, optional=True)
+    groups: int = spec_field("int", doc="convolution groups", minimum=1, default=1)
+    inputs: tuple = spec_field("names", doc="names of the layers feeding this one "
+                                            "(empty: the previous layer)", default=())
+
+    def _check(self):
+        if not self.name:
+            _fail("name", "must not be empty")
+        if self.neurons is None:
+            object.__setattr__(self, "neurons", math.prod(self.out_shape))
+        if self.flops is None:
+            flops = 2.0 * self.connections if self.connections else float(self.neurons)
+            object.__setattr__(self, "flops", flops)
+
+
+@dataclass(frozen=True)
+class DNN(Spec):
+    """A deep neural network: an ordered list of layers (a DAG through ``Layer.inputs``)."""
+
+    name: str = spec_field("str", doc="network name")
+    layers: tuple = spec_field("layers", doc="layers in execution order")
+    input_shape: tuple = spec_field("shape", doc="input shape per sample, e.g. [3, 224, 224]",
+                                    optional=True)
+    source: str = spec_field("str", doc="where the architecture comes from", default="")
+    notes: str = spec_field("str", doc="assumptions made in writing the spec down", default="")
+
+    def _check(self):
+        if not self.layers:
+            _fail("layers", "must hold at least one layer")
+        seen = set()
+        for i, layer in enumerate(self.layers):
+            if layer.name in seen:
+                _fail(f"layers[{i}].name", f"duplicate layer name {layer.name!r}")
+            for j, src in enumerate(layer.inputs):
+                if src not in seen:
+                    _fail(f"layers[{i}].inputs[{j}]",
+                          f"{src!r} is not the name of an earlier layer")
+            seen.add(layer.name)
+
+    @property
+    def n_params(self) -> int:
+        """Total trainable parameter count."""
+        return sum(layer.weights for layer in self.layers)
+
+    @property
+    def n_connections(self) -> int:
+        """Weighted connections per sample (forward multiply-adds), seed 004's sum of W(l)."""
+        return sum(layer.connections for layer in self.layers)
+
+    @property
+    def flops(self) -> float:
+        """Forward FLOP per sample."""
+        return float(sum(layer.flops for layer in self.layers))
+
+    def model_bytes(self, bytes_per_param: int = BYTES_PER_PARAM) -> float:
+        """Size of the parameters in bytes (FP32 by default)."""
+        return float(self.n_params * bytes_per_param)
+
+    def layer(self, name: str) -> Layer:
+        """The layer called ``name``."""
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Profile(Spec):
+    """Coarse single-worker profile of one SGD step (seed 003 Table 3: M, T_F, T_B, T_S)."""
+
+    model_bytes: float = spec_field("float", doc="model (and gradient) size M", unit="B",
+                                    minimum=0, exclusive_minimum=True)
+    t_forward: float = spec_field("float", doc="forward time T_F of one step", unit="s", minimum=0)
+    t_backward: float = spec_field("float", doc="backward time T_B of one step", unit="s", minimum=0)
+    t_update: float = spec_field("float", doc="parameter-server update time T_S", unit="s",
+                                 minimum=0, default=0.0)
+    batch_size: int = spec_field("int", doc="samples per worker per step", minimum=1, default=1)
+    name: str = spec_field("str", doc="profile name", default="")
+    dnn: str = spec_field("str", doc="zoo name of the DNN profiled", default="")
+    measured: bool = spec_field("bool", doc="true when the times come from real measurements",
+                                default=False)
+    source: str = spec_field("str", doc="provenance of the numbers", default="")
+
+    def _check(self):
+        if self.t_forward + self.t_backward <= 0:
+            _fail("t_forward", "t_forward + t_backward must be > 0 (a step needs compute), "
+                               f"got {self.t_forward!r} + {self.t_backward!r}")
+
+    @property
+    def t_compute(self) -> float:
+        """T_C = T_F + T_B (seed 003 Table 3)."""
+        return self.t_forward + self.t_backward
+
+
+@dataclass(frozen=True)
+class Cluster(Spec):
+    """Machines and network (SI units).  The knobs default to the papers' behaviour."""
+
+    machines: int = spec_field("int", doc="machines available", minimum=1)
+    nic_bandwidth: float = spec_field("float", doc="NIC line rate B", unit="B/s",
+                                      minimum=0, exclusive_minimum=True)
+    name: str = spec_field("str", doc="cluster name", default="")
+    cores: int = spec_field("int", doc="cores per machine", minimum=1, default=1)
+    latency: float = spec_field("float", doc="one-way network latency", unit="s",
+                                minimum=0, default=0.0)
+    per_flow_cap: float = spec_field("float", doc="largest rate one flow reaches (seed 003 Sec. 4.4)",
+                                     unit="B/s", minimum=0, exclusive_minimum=True, optional=True)
+    gpus_per_machine: int = spec_field("int", doc="accelerators per machine", minimum=1, default=1)
+    intra_bandwidth: float = spec_field("float", doc="bandwidth between accelerators of one machine",
+                                        unit="B/s", minimum=0, exclusive_minimum=True, optional=True)
+    link_efficiency: float = spec_field("float", doc="goodput over line rate (1: nominal rate)",
+                                        minimum=0, exclusive_minimum=True, maximum=1, default=1.0)
+    sharing_weight: float = spec_field("float", doc="weight of PS sharing against FCFS "
+                                                    "(0.5: seed 003 eq. 9)",
+                                       minimum=0, maximum=1, default=0.5)
+    source: str = spec_field("str", doc="provenance of the numbers", default="")
+
+    def _check(self):
+        if self.gpus_per_machine > 1 and self.intra_bandwidth is None:
+            _fail("intra_bandwidth", "is required when gpus_per_machine > 1 "
+                                     f"(gpus_per_machine={self.gpus_per_machine})")
+
+    @property
+    def effective_bandwidth(self) -> float:
+        """Goodput of one NIC: ``nic_bandwidth * link_efficiency`` (bytes/s)."""
+        return self.nic_bandwidth * self.link_efficiency
+
+
+@dataclass(frozen=True)
+class Config(Spec):
+    """A training configuration (seed 004 Fig. 7 naming).
+
+    ``n_workers`` is workers per model replica (model parallelism);
+    ``n_replicas`` data-parallel replicas; ``n_ps`` parameter servers.  The
+    coarse data-parallel models treat each replica as one worker, so their K is
+    ``n_replicas``.
+    """
+
+    n_workers: int = spec_field("int", doc="workers per replica", minimum=1, default=1)
+    n_replicas: int = spec_field("int", doc="model replicas (data-parallel workers)", minimum=1,
+                                 default=1)
+    n_ps: int = spec_field("int", doc="parameter servers (0 for all-reduce)", minimum=0, default=1)
+    mode: str = spec_field("str", doc="synchronisation", choices=("sync", "async"), default="sync")
+    epoch_samples: int = spec_field("int", doc="samples in one epoch (for epoch_time)", minimum=1,
+                                    optional=True)
+
+    @property
+    def machines(self) -> int:
+        """Machines used: workers of every replica plus parameter servers."""
+        return self.n_workers * self.n_replicas + self.n_ps

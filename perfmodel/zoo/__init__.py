@@ -1,0 +1,64 @@
+"""Built-in DNN specs, measured coarse profiles and clusters (JSON data beside this file).
+
+>>> from perfmodel import zoo
+>>> "resnet50" in zoo.names()
+True
+>>> zoo.load("resnet50").n_params
+25557032
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import SpecError
+from ..io import load as _load_file
+from ..specs import DNN, Cluster, Profile
+
+__all__ = ["names", "load", "profile_names", "profile", "cluster_names", "cluster"]
+
+_HERE = Path(__file__).parent
+
+
+def _names(folder: str) -> list[str]:
+    return sorted(p.stem for p in (_HERE / folder).glob("*.json"))
+
+
+@lru_cache(maxsize=None)
+def _get(folder: str, kind: str, name: str):
+    path = _HERE / folder / f"{name}.json"
+    if not path.is_file():
+        known = ", ".join(_names(folder))
+        raise SpecError(kind, f"no {kind} called {name!r} in the zoo (known: {known})")
+    return _load_file(path, kind)
+
+
+def names() -> list[str]:
+    """Names of the built-in DNNs, e.g. ``"resnet50"``, ``"adam-imagenet22k"``."""
+    return _names("dnns")
+
+
+def load(name: str) -> DNN:
+    """The built-in DNN called ``name`` (see :func:`names`)."""
+    return _get("dnns", "dnn", name)
+
+
+def profile_names() -> list[str]:
+    """Names of the built-in coarse profiles."""
+    return _names("profiles")
+
+
+def profile(name: str) -> Profile:
+    """The built-in coarse profile called ``name`` (see :func:`profile_names`)."""
+    return _get("profiles", "profile", name)
+
+
+def cluster_names() -> list[str]:
+    """Names of the built-in clusters."""
+    return _names("clusters")
+
+
+def cluster(name: str) -> Cluster:
+    """The built-in cluster called ``name`` (see :func:`cluster_names`)."""
+    return _get("clusters", "cluster", name)
