@@ -102,13 +102,13 @@ def _check_bounds(name: str, value, meta) -> None:
         _fail(name, f"must be <= {hi}, got {value!r}")
 
 
-def _as_shape(name: str, value) -> tuple[int, ...]:
+def _as_shape(name: str, value, minimum: int = 1) -> tuple[int, ...]:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        _fail(name, f"expected a list of positive integers, got {value!r}")
+        _fail(name, f"expected a list of integers >= {minimum}, got {value!r}")
     out = tuple(_as_int(f"{name}[{i}]", v) for i, v in enumerate(value))
     for i, v in enumerate(out):
-        if v < 1:
-            _fail(f"{name}[{i}]", f"must be >= 1, got {v}")
+        if v < minimum:
+            _fail(f"{name}[{i}]", f"must be >= {minimum}, got {v}")
     return out
 
 
@@ -135,12 +135,15 @@ def _coerce(name: str, value, meta):
         out = value
     elif kind == "shape":
         out = _as_shape(name, value)
+        if not out:
+            _fail(name, "must have at least one dimension, got []")
     elif kind == "pair":
-        out = (_as_int(name, value),) * 2 if isinstance(value, numbers.Real) else _as_shape(name, value)
+        lo = int(meta["minimum"])
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            value = (value, value)
+        out = _as_shape(name, value, lo)
         if len(out) != 2:
             _fail(name, f"expected an integer or two integers, got {value!r}")
-        if min(out) < meta.get("minimum", 0):
-            _fail(name, f"must be >= {meta['minimum']}, got {value!r}")
         return out
     elif kind == "names":
         if isinstance(value, str) or not hasattr(value, "__iter__"):
@@ -262,11 +265,10 @@ def _field_schema(meta) -> dict:
     elif kind == "bool":
         schema = {"type": "boolean"}
     elif kind == "shape":
-        schema = {"type": "array", "items": {"type": "integer", "minimum": 1}}
+        schema = {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1}
     elif kind == "pair":
-        schema = {"anyOf": [{"type": "integer", "minimum": meta.get("minimum", 0)},
-                            {"type": "array", "items": {"type": "integer"},
-                             "minItems": 2, "maxItems": 2}]}
+        item = {"type": "integer", "minimum": meta["minimum"]}
+        schema = {"anyOf": [item, {"type": "array", "items": item, "minItems": 2, "maxItems": 2}]}
     elif kind == "names":
         schema = {"type": "array", "items": {"type": "string"}}
     elif kind == "layers":

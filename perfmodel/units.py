@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 from .errors import SpecError
 
@@ -124,7 +125,8 @@ def parse(value, unit: str) -> float:
         scale = _unit_scale(m.group(2), unit)
         if scale is None:
             raise SpecError("", f"unknown unit {m.group(2)!r} in {value!r} (expected a unit of {unit!r})")
-        out = float(m.group(1)) * scale
+        # Decimal keeps "50us" == 5e-05 exactly (50 * 1e-6 in binary is not).
+        out = float(Decimal(m.group(1)) * Decimal(repr(scale)))
     else:
         try:
             out = float(value)  # numpy scalars

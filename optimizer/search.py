@@ -1,0 +1,168 @@
+"""Model-agnostic search over (workers per replica, replicas, parameter servers).
+
+The layer-wise dynamic program of seed 004 (Sec. 5) lands in ``optimizer.dp``;
+this module is the outer loop every model shares: enumerate the configurations
+that fit the machine budget, estimate each with the model, rank them by an
+objective.
+
+Objectives
+----------
+``throughput``
+    Maximize samples/s of the job.
+``time``
+    Minimize the time to train a fixed amount of data (epoch time, or time per
+    sample when the epoch size is unknown).  For a fixed workload this ranks
+    like ``throughput``; ties go to the configuration using fewer machines.
+``cost``
+    Minimize machine-seconds per sample: machines used / throughput.  A
+    scheduler sizing a job on a shared cluster wants this one.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+from perfmodel.errors import Infeasible, SpecError
+from perfmodel.result import Estimate
+from perfmodel.specs import Cluster, Config
+
+__all__ = ["OBJECTIVES", "Candidate", "SearchResult", "candidate_configs", "search",
+           "objective_value"]
+
+OBJECTIVES = ("throughput", "time", "cost")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One evaluated configuration with its estimate and objective value (lower is better)."""
+
+    config: Config
+    estimate: Estimate
+    score: float
+
+    def to_dict(self) -> dict:
+        """Contract fields (``n_workers``, ``n_replicas``, ``n_ps``, ``epoch_time``, ``layers``) and the estimate."""
+        out = {"n_workers": self.config.n_workers, "n_replicas": self.config.n_replicas,
+               "n_ps": self.config.n_ps, "machines": self.config.machines,
+               "epoch_time": self.estimate.epoch_time,
+               "layers": list(self.estimate.meta.get("layers", []))}
+        out.update(self.estimate.to_dict())
+        out.pop("meta", None)
+        return out
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Outcome of a search: the best candidate, the top-k ranked, and the search cost."""
+
+    best: Candidate
+    ranked: tuple[Candidate, ...]
+    n_evaluated: int
+    seconds: float
+    objective: str
+    meta: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """The CLI's JSON: ``{"best", "ranked", "n_evaluated", "seconds", "objective"}``."""
+        return {"best": self.best.to_dict(), "ranked": [c.to_dict() for c in self.ranked],
+                "n_evaluated": self.n_evaluated, "seconds": self.seconds,
+                "objective": self.objective}
+
+
+def objective_value(objective: str, estimate: Estimate, config: Config) -> tuple:
+    """Sort key of an estimate under ``objective``: smaller is better."""
+    if estimate.throughput <= 0:
+        return (float("inf"), config.machines)
+    if objective == "throughput":
+        return (-estimate.throughput, config.machines)
+    if objective == "time":
+        per_sample = 1.0 / estimate.throughput
+        return (estimate.epoch_time if estimate.epoch_time is not None else per_sample,
+                config.machines)
+    if objective == "cost":
+        return (config.machines / estimate.throughput, -estimate.throughput)
+    raise SpecError("objective", f"must be one of {', '.join(OBJECTIVES)}; got {objective!r}")
+
+
+def candidate_configs(machines: int, *, servers: str = "ps", max_workers_per_replica: int = 1,
+                      epoch_samples: int | None = None, mode: str = "sync") -> Iterator[Config]:
+    """Configurations that fit ``machines``.
+
+    With ``servers="ps"`` every (replicas K, servers S) with S <= K and
+    ``n_workers * K + S <= machines``: more servers than workers never helps,
+    because each worker's NIC must still carry the whole model (the downlink is
+    at least M/B), so S > K is pruned without losing the optimum of the PS
+    models.  With ``servers="none"`` (all-reduce) S = 0.
+    """
+    if machines < 1:
+        raise SpecError("machines", f"must be >= 1, got {machines!r}")
+    for n_workers in range(1, max_workers_per_replica + 1):
+        for n_replicas in range(1, machines // n_workers + 1):
+            used = n_workers * n_replicas
+            if servers == "none":
+                yield Config(n_workers=n_workers, n_replicas=n_replicas, n_ps=0,
+                             mode=mode, epoch_samples=epoch_samples)
+                continue
+            for n_ps in range(1, min(n_replicas, machines - used) + 1):
+                yield Config(n_workers=n_workers, n_replicas=n_replicas, n_ps=n_ps,
+                             mode=mode, epoch_samples=epoch_samples)
+
+
+def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None = None,
+           objective: str = "throughput", configs: Iterable[Config] | None = None,
+           top: int = 5, servers: str | None = None, epoch_samples: int | None = None,
+           progress: Callable[[int], None] | None = None) -> SearchResult:
+    """Evaluate every candidate configuration with ``model`` and rank them.
+
+    Parameters
+    ----------
+    model : object with ``estimate(workload, cluster, config) -> Estimate``
+    workload : Profile or DNN
+    cluster : Cluster
+    machines : int, optional
+        Machine budget (default: ``cluster.machines``).
+    objective : {"throughput", "time", "cost"}
+    configs : iterable of Config, optional
+        Candidates to evaluate instead of :func:`candidate_configs`.
+    top : int
+        How many ranked candidates to keep.
+    servers : {"ps", "none"}, optional
+        Whether configurations have parameter servers; by default read from the
+        model's ``uses_parameter_servers`` attribute (True if absent).
+
+    Raises
+    ------
+    Infeasible
+        When no candidate fits the budget or the model rejects every one.
+    """
+    objective_value(objective, Estimate(1.0, 1.0), Config())  # validates the name early
+    if top < 1:
+        raise SpecError("top", f"must be >= 1, got {top!r}")
+    machines = cluster.machines if machines is None else machines
+    if machines > cluster.machines:
+        raise SpecError("machines", f"{machines} exceeds the cluster's {cluster.machines} machines")
+    if servers is None:
+        servers = "ps" if getattr(model, "uses_parameter_servers", True) else "none"
+    if configs is None:
+        configs = candidate_configs(machines, servers=servers, epoch_samples=epoch_samples)
+    start = time.perf_counter()
+    scored, n, reasons = [], 0, []
+    for config in configs:
+        n += 1
+        try:
+            est = model.estimate(workload, cluster, config)
+        except Infeasible as err:
+            reasons.append(str(err))
+            continue
+        scored.append(Candidate(config, est, objective_value(objective, est, config)[0]))
+        if progress is not None:
+            progress(n)
+    seconds = time.perf_counter() - start
+    if not scored:
+        why = f": {reasons[0]}" if reasons else ""
+        raise Infeasible(f"no configuration fits {machines} machines{why}")
+    scored.sort(key=lambda c: objective_value(objective, c.estimate, c.config))
+    return SearchResult(best=scored[0], ranked=tuple(scored[:top]), n_evaluated=n,
+                        seconds=seconds, objective=objective)

@@ -1,0 +1,324 @@
+"""The ``perfmodel`` command: parse arguments, call the library, format results.
+
+No math lives here.  Exit codes: 0 ok, 1 infeasible, 2 bad input (one line on
+stderr naming the file or flag and the field, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io as _stdio
+import json
+import sys
+from pathlib import Path
+
+from . import io, registry, units, zoo
+from .errors import Infeasible, SpecError
+from .specs import Cluster, Profile
+
+__all__ = ["main", "build_parser", "parse_int_range", "DEFAULTS"]
+
+#: The embedded default job of ``perfmodel optimize`` and ``predict``, until the
+#: layer-wise optimizer (seed 004) lands: a measured ResNet-50 profile on AWS
+#: p3.2xlarge machines (seed 003's GPU testbed).
+DEFAULTS = {"profile": "zoo:resnet50-pipedream", "cluster": "zoo:aws-p3.2xlarge",
+            "epoch_samples": 1_281_167}  # ImageNet-1k training set
+
+
+class CliError(Exception):
+    """A bad command-line value: ``flag`` and what is wrong with it."""
+
+
+# ---------------------------------------------------------------- parsing helpers
+def parse_int_range(text: str, flag: str) -> list[int]:
+    """``"1-16"``, ``"1-16:2"``, ``"1,2,4,8"`` or ``"8"`` -> list of ints."""
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                span, _, step = part.partition(":")
+                lo, hi = (int(x) for x in span.split("-", 1))
+                out.extend(range(lo, hi + 1, int(step) if step else 1))
+            else:
+                out.append(int(part))
+        except ValueError:
+            raise CliError(f"{flag}: cannot read {text!r} (use e.g. 1-16, 1-16:2 or 1,2,4)") from None
+    if not out:
+        raise CliError(f"{flag}: {text!r} is an empty range")
+    return out
+
+
+def _quantities(text: str, unit: str, flag: str) -> list[float]:
+    try:
+        return [units.parse(part, unit) for part in text.split(",")]
+    except SpecError as err:
+        raise CliError(f"{flag}: {err.message}") from None
+
+
+def _resolve(source: str, kind: str):
+    """``zoo:NAME``, a zoo name, or a file path -> spec."""
+    name = source[4:] if source.startswith("zoo:") else source
+    if source.startswith("zoo:") or not Path(source).exists():
+        names = zoo.profile_names() if kind == "profile" else zoo.cluster_names()
+        if name in names or source.startswith("zoo:"):
+            return zoo.profile(name) if kind == "profile" else zoo.cluster(name)
+    return io.load(source, kind)
+
+
+_PROFILE_FLAGS = {"model_bytes": "B", "t_forward": "s", "t_backward": "s", "t_update": "s"}
+
+
+def _workload(args) -> Profile:
+    profile = _resolve(args.profile, "profile")
+    changes = {}
+    for name, unit in _PROFILE_FLAGS.items():
+        value = getattr(args, name)
+        if value is not None:
+            changes[name] = _quantities(value, unit, "--" + name.replace("_", "-"))[0]
+    if args.batch_size is not None:
+        changes["batch_size"] = args.batch_size
+    try:
+        return profile.replace(**changes) if changes else profile
+    except SpecError as err:  # a flag's value broke a profile rule: name the flag
+        raise CliError(f"--{err.field.replace('_', '-')}: {err.message}") from None
+
+
+def _cluster(args) -> Cluster:
+    cluster = _resolve(args.cluster, "cluster")
+    changes = {}
+    if getattr(args, "machines", None) is not None and args.machines > cluster.machines:
+        changes["machines"] = args.machines
+    for flag, field in (("link_efficiency", "link_efficiency"), ("sharing_weight", "sharing_weight")):
+        if getattr(args, flag, None) is not None:
+            changes[field] = getattr(args, flag)
+    if getattr(args, "per_flow_cap", None) is not None:
+        changes["per_flow_cap"] = _quantities(args.per_flow_cap, "B/s", "--per-flow-cap")[0]
+    try:
+        return cluster.replace(**changes) if changes else cluster
+    except SpecError as err:  # a flag's value broke a cluster rule: name the flag
+        raise CliError(f"--{err.field.replace('_', '-')}: {err.message}") from None
+
+
+def _model(args):
+    options = {"sharing": getattr(args, "sharing", None),
+               "overlap": True if getattr(args, "overlap", False) else None,
+               "algorithm": getattr(args, "algorithm", None)}
+    if args.model == "allreduce":
+        options.pop("sharing")
+        options.pop("overlap")
+    else:
+        options.pop("algorithm")
+    return registry.make(args.model, **options)
+
+
+# ---------------------------------------------------------------- output
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _table(rows: list[dict], columns: list[str]) -> str:
+    cells = [[_fmt(r.get(c, "")) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
+              for i, c in enumerate(columns)]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(lines) + "\n"
+
+
+def _csv(rows: list[dict]) -> str:
+    flat = []
+    for r in rows:
+        row = {k: v for k, v in r.items() if k != "phases"}
+        row.update({f"phase_{k}": v for k, v in r.get("phases", {}).items()})
+        flat.append(row)
+    columns = list(dict.fromkeys(k for row in flat for k in row))
+    buf = _stdio.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(flat)
+    return buf.getvalue()
+
+
+def _json(data) -> str:
+    return json.dumps(data, indent=2, allow_nan=False) + "\n"
+
+
+def _human(record: dict) -> dict:
+    """Rows for tables: people's units."""
+    out = dict(record)
+    if "bandwidth" in out:
+        out["bandwidth_Gbps"] = out.pop("bandwidth") * 8 / 1e9
+    out["step_ms"] = out.pop("step_time") * 1e3
+    if out.get("epoch_time") is not None:
+        out["epoch_min"] = out.pop("epoch_time") / 60.0
+    return out
+
+
+# ---------------------------------------------------------------- commands
+def cmd_zoo(args) -> str:
+    if args.action == "list":
+        data = {"dnns": zoo.names(), "profiles": zoo.profile_names(),
+                "clusters": zoo.cluster_names()}
+        if args.format == "json":
+            return _json(data)
+        return "".join(f"{kind}:\n" + "".join(f"  {n}\n" for n in names)
+                       for kind, names in data.items())
+    if args.action == "schema":
+        if args.out:
+            paths = io.write_schemas(args.out)
+            return "".join(f"{p}\n" for p in paths)
+        return _json(io.json_schemas())
+    if not args.name:
+        raise CliError("zoo show: NAME is required (see `perfmodel zoo list`)")
+    name = args.name[4:] if args.name.startswith("zoo:") else args.name
+    if name in zoo.names():
+        dnn = zoo.load(name)
+        if args.format == "json":
+            return _json(dnn.to_dict())
+        head = (f"{dnn.name}: {len(dnn.layers)} layers, {dnn.n_params:,} parameters, "
+                f"{dnn.n_connections:,} connections, {dnn.flops / 1e9:.3f} GFLOP forward per sample\n"
+                f"source: {dnn.source}\n")
+        rows = [{"layer": l.name, "kind": l.kind, "out_shape": "x".join(map(str, l.out_shape)),
+                 "weights": l.weights, "connections": l.connections} for l in dnn.layers]
+        return head + _table(rows, ["layer", "kind", "out_shape", "weights", "connections"])
+    for kind, getter, names in (("profile", zoo.profile, zoo.profile_names()),
+                                ("cluster", zoo.cluster, zoo.cluster_names())):
+        if name in names:
+            spec = getter(name)
+            if args.format == "json":
+                return _json(spec.to_dict())
+            return "".join(f"{k}: {v}\n" for k, v in spec.to_dict().items())
+    raise CliError(f"zoo show: no DNN, profile or cluster called {name!r} (see `perfmodel zoo list`)")
+
+
+def cmd_predict(args) -> str:
+    model = _model(args)
+    profile, cluster = _workload(args), _cluster(args)
+    workers = parse_int_range(args.workers, "--workers")
+    bandwidths = _quantities(args.bandwidth, "B/s", "--bandwidth") if args.bandwidth else None
+    n_ps = parse_int_range(args.ps, "--ps") if args.ps else None
+    from .sweep import grid_records
+
+    records = grid_records(model, profile, cluster, workers=workers, bandwidths=bandwidths,
+                           n_ps=n_ps, epoch_samples=args.epoch_samples)
+    if args.format == "json":
+        return _json(records)
+    if args.format == "csv":
+        return _csv(records)
+    rows = [_human(r) for r in records]
+    columns = ["workers", "n_ps", "bandwidth_Gbps", "step_ms", "throughput", "bottleneck"]
+    if any("epoch_min" in r for r in rows):
+        columns.insert(5, "epoch_min")
+    title = (f"{args.model} model, profile {profile.name or args.profile}, "
+             f"batch {profile.batch_size}; throughput in samples/s\n")
+    return title + _table(rows, columns)
+
+
+def cmd_optimize(args) -> str:
+    from optimizer import search  # the only place perfmodel imports optimizer
+
+    model = _model(args)
+    profile, cluster = _workload(args), _cluster(args)
+    result = search(model, profile, cluster, machines=args.machines, objective=args.objective,
+                    top=args.top, epoch_samples=args.epoch_samples)
+    data = result.to_dict()
+    data["exhaustive"] = True  # the coarse search enumerates every configuration
+    if args.format == "json":
+        return _json(data)
+    rows = []
+    for rank, cand in enumerate(data["ranked"], 1):
+        row = _human(cand)
+        row["rank"] = rank
+        rows.append(row)
+    columns = ["rank", "n_replicas", "n_ps", "machines", "step_ms", "throughput", "epoch_min",
+               "bottleneck"]
+    best = data["best"]
+    head = (f"best for {args.objective} with {args.machines or cluster.machines} machines "
+            f"({args.model} model, profile {profile.name}, cluster {cluster.name}): "
+            f"{best['n_replicas']} workers, {best['n_ps']} parameter servers, "
+            f"{best['throughput']:.1f} samples/s\n"
+            f"evaluated {data['n_evaluated']} configurations in {data['seconds'] * 1e3:.1f} ms\n")
+    return head + _table(rows, columns)
+
+
+# ---------------------------------------------------------------- parser
+def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...]) -> None:
+    p.add_argument("--model", choices=registry.model_names(), default="sync",
+                   help="performance model (default: sync)")
+    p.add_argument("--profile", default=DEFAULTS["profile"],
+                   help="coarse profile: FILE (JSON/YAML) or zoo:NAME (default: %(default)s)")
+    p.add_argument("--cluster", default=DEFAULTS["cluster"],
+                   help="cluster: FILE or zoo:NAME (default: %(default)s)")
+    for name, unit in _PROFILE_FLAGS.items():
+        p.add_argument("--" + name.replace("_", "-"), metavar=unit,
+                       help=f"override the profile's {name} (unit string, e.g. 100MB or 40ms)")
+    p.add_argument("--batch-size", type=int, help="override the profile's batch size")
+    p.add_argument("--sharing", choices=("ps", "fcfs", "hybrid"),
+                   help="link sharing of the sync model (default hybrid, seed 003 eq. 9)")
+    p.add_argument("--sharing-weight", type=float, help="weight of PS against FCFS (default 0.5)")
+    p.add_argument("--overlap", action="store_true", help="overlap communication and compute (eq. 10)")
+    p.add_argument("--algorithm", choices=("ring", "tree"), help="all-reduce algorithm")
+    p.add_argument("--link-efficiency", type=float, help="goodput over line rate (default 1)")
+    p.add_argument("--per-flow-cap", help="largest rate of one flow, e.g. 10Gbps")
+    p.add_argument("--epoch-samples", type=int, default=DEFAULTS["epoch_samples"],
+                   help="samples per epoch for epoch_time (default: ImageNet-1k, %(default)s)")
+    p.add_argument("--format", choices=with_format, default="table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``perfmodel`` command."""
+    parser = argparse.ArgumentParser(
+        prog="perfmodel", description="Predict and optimize distributed deep-learning training speed.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    z = sub.add_parser("zoo", help="built-in DNNs, profiles and clusters")
+    z.add_argument("action", choices=("list", "show", "schema"))
+    z.add_argument("name", nargs="?", help="name for `show`")
+    z.add_argument("--out", help="folder for `schema` (default: print)")
+    z.add_argument("--format", choices=("table", "json"), default="table")
+
+    p = sub.add_parser("predict", help="predict step time and throughput over a grid")
+    _add_job_flags(p, with_format=("table", "json", "csv"))
+    p.add_argument("--workers", default="1-16", help="workers: 1-16, 1-16:2 or 1,2,4 (default 1-16)")
+    p.add_argument("--bandwidth", help="NIC bandwidth(s), e.g. 10Gbps or 1Gbps,10Gbps "
+                                       "(default: the cluster's)")
+    p.add_argument("--ps", help="parameter servers: 1, 1-4 or 1,2 (default 1)")
+
+    o = sub.add_parser("optimize", help="find the best configuration")
+    _add_job_flags(o, with_format=("table", "json"))
+    o.add_argument("--machines", type=int, help="machine budget (default: the cluster's)")
+    o.add_argument("--objective", choices=("throughput", "time", "cost"), default="throughput")
+    o.add_argument("--top", type=int, default=5, help="ranked configurations to show")
+    o.add_argument("--exhaustive", action="store_true",
+                   help="brute-force search (the coarse search always is)")
+    return parser
+
+
+_COMMANDS = {"zoo": cmd_zoo, "predict": cmd_predict, "optimize": cmd_optimize}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)  # exits 2 with a usage line on bad flags
+    try:
+        if getattr(args, "machines", None) is not None and args.machines < 1:
+            raise CliError(f"--machines: must be >= 1, got {args.machines}")
+        if getattr(args, "top", None) is not None and args.top < 1:
+            raise CliError(f"--top: must be >= 1, got {args.top}")
+        out = _COMMANDS[args.command](args)
+    except CliError as err:
+        print(f"perfmodel: error: {err}", file=sys.stderr)
+        return 2
+    except SpecError as err:
+        print(f"perfmodel: error: {err}", file=sys.stderr)
+        return 2
+    except Infeasible as err:
+        print(f"perfmodel: infeasible: {err}", file=sys.stderr)
+        return 1
+    sys.stdout.write(out)
+    return 0

@@ -1,0 +1,49 @@
+"""Model objects by name, for the CLI and for sweeps: ``make("sync", sharing="ps")``.
+
+Each entry names the model class's module and class so that importing the
+registry stays cheap; later models (async, gst, layerwise, sim) add a line here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib import import_module
+
+from .errors import SpecError
+
+__all__ = ["MODELS", "model_names", "make"]
+
+#: name -> (module, class, what it models)
+MODELS: dict[str, tuple[str, str, str]] = {
+    "sync": ("perfmodel.coarse", "SyncCoarse",
+             "Sync-SGD with parameter servers, seed 003 eqs. 7-10"),
+    "allreduce": ("perfmodel.coarse", "AllReduceCoarse",
+                  "Sync-SGD with ring all-reduce, seed 003 eq. 11"),
+}
+
+
+def model_names() -> list[str]:
+    """Names accepted by :func:`make`."""
+    return list(MODELS)
+
+
+def make(name: str, **options):
+    """The model object called ``name`` built with ``options``.
+
+    Options the model does not have are ignored only when their value is None,
+    so a CLI can pass every flag it knows; any other unknown option is a
+    SpecError naming it.
+    """
+    if name not in MODELS:
+        raise SpecError("model", f"unknown model {name!r}; known: {', '.join(MODELS)}")
+    module, cls_name, _ = MODELS[name]
+    cls = getattr(import_module(module), cls_name)
+    known = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in options.items():
+        if key in known:
+            if value is not None:
+                kwargs[key] = value
+        elif value is not None:
+            raise SpecError(key, f"model {name!r} has no option {key!r}")
+    return cls(**kwargs)
