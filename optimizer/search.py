@@ -87,14 +87,16 @@ def objective_value(objective: str, estimate: Estimate, config: Config) -> tuple
 
 
 def candidate_configs(machines: int, *, servers: str = "ps", max_workers_per_replica: int = 1,
-                      epoch_samples: int | None = None, mode: str = "sync") -> Iterator[Config]:
+                      servers_capped_by_workers: bool = False, epoch_samples: int | None = None,
+                      mode: str = "sync") -> Iterator[Config]:
     """Configurations that fit ``machines``.
 
-    With ``servers="ps"`` every (replicas K, servers S) with S <= K and
-    ``n_workers * K + S <= machines``: more servers than workers never helps,
-    because each worker's NIC must still carry the whole model (the downlink is
-    at least M/B), so S > K is pruned without losing the optimum of the PS
-    models.  With ``servers="none"`` (all-reduce) S = 0.
+    With ``servers="ps"`` every (replicas K, servers S) with
+    ``n_workers * K + S <= machines``.  ``servers_capped_by_workers=True`` also
+    requires S <= K: a model sets it when more servers than workers provably
+    never help it (in the coarse PS models each worker's NIC still carries the
+    whole model, so the downlink is at least M/B whatever S is).  With
+    ``servers="none"`` (all-reduce) S = 0.
     """
     if machines < 1:
         raise SpecError("machines", f"must be >= 1, got {machines!r}")
@@ -105,7 +107,8 @@ def candidate_configs(machines: int, *, servers: str = "ps", max_workers_per_rep
                 yield Config(n_workers=n_workers, n_replicas=n_replicas, n_ps=0,
                              mode=mode, epoch_samples=epoch_samples)
                 continue
-            for n_ps in range(1, min(n_replicas, machines - used) + 1):
+            cap = min(n_replicas, machines - used) if servers_capped_by_workers else machines - used
+            for n_ps in range(1, cap + 1):
                 yield Config(n_workers=n_workers, n_replicas=n_replicas, n_ps=n_ps,
                              mode=mode, epoch_samples=epoch_samples)
 
@@ -146,7 +149,9 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
     if servers is None:
         servers = "ps" if getattr(model, "uses_parameter_servers", True) else "none"
     if configs is None:
-        configs = candidate_configs(machines, servers=servers, epoch_samples=epoch_samples)
+        capped = bool(getattr(model, "servers_capped_by_workers", False))
+        configs = candidate_configs(machines, servers=servers, epoch_samples=epoch_samples,
+                                    servers_capped_by_workers=capped)
     start = time.perf_counter()
     scored, n, reasons = [], 0, []
     for config in configs:
