@@ -17,7 +17,8 @@ from .errors import SpecError
 from .specs import DNN, Cluster, Config, Layer, Profile, Spec
 
 __all__ = ["SPEC_TYPES", "read_data", "load", "load_dnn", "load_profile", "load_cluster",
-           "load_config", "dump", "save", "json_schemas", "write_schemas", "read_text"]
+           "load_config", "load_pipedream", "dump", "save", "json_schemas", "write_schemas",
+           "read_text"]
 
 #: File formats by name: the spec class each one holds.
 SPEC_TYPES: dict[str, type[Spec]] = {
@@ -116,3 +117,19 @@ def write_schemas(directory: str | Path) -> list[Path]:
         path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
         written.append(path)
     return written
+
+
+def load_pipedream(path: str | Path):
+    """Load a PipeDream ``graph.txt`` profile as a :class:`~perfmodel.pipedream.PipeDreamGraph`.
+
+    Errors name the file and the line (``<path>: line 7: forward_compute_time: ...``).
+    """
+    from .pipedream import parse_graph
+
+    path = Path(path)
+    text = read_text(path)
+    try:
+        return parse_graph(text, source=path.name)
+    except SpecError as err:
+        raise err.within(source=str(path)) from None
+
