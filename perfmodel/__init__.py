@@ -3,9 +3,16 @@
 The public front door.  Specs describe the workload, the cluster and the
 configuration; every model object answers ``estimate(workload, cluster,
 config) -> Estimate``.
+
+>>> from perfmodel import zoo, Config, SyncCoarse
+>>> est = SyncCoarse().estimate(zoo.profile("resnet50-pipedream"),
+...                             zoo.cluster("aws-p3.2xlarge"), Config(n_replicas=4))
+>>> est.bottleneck in est.phases
+True
 """
 
-from . import units
+from . import units, zoo
+from .coarse import AllReduceCoarse, SyncCoarse
 from .errors import Infeasible, PerfModelError, SpecError
 from .result import Estimate
 from .specs import DNN, Cluster, Config, Layer, Profile
@@ -13,6 +20,7 @@ from .specs import DNN, Cluster, Config, Layer, Profile
 __version__ = "0.1.0"
 
 __all__ = [
-    "units", "SpecError", "Infeasible", "PerfModelError", "Estimate",
-    "Layer", "DNN", "Profile", "Cluster", "Config", "__version__",
+    "units", "zoo", "SpecError", "Infeasible", "PerfModelError", "Estimate",
+    "Layer", "DNN", "Profile", "Cluster", "Config", "SyncCoarse", "AllReduceCoarse",
+    "__version__",
 ]

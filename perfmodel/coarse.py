@@ -1,0 +1,804 @@
+"""Coarse-grained models of synchronous SGD (seed 003 Sec. 3.1, eqs. 7-11).
+
+Two levels, as everywhere in perfmodel:
+
+* formulas -- :func:`sync_step_time` (parameter server, eqs. 7-10) and
+  :func:`allreduce_step_time` (ring all-reduce, eq. 11), with their per-phase
+  breakdowns :func:`sync_phases` and :func:`allreduce_phases` and the multi-GPU
+  wrapper :func:`hierarchical_step_time`.  They take floats or arrays that
+  broadcast (a grid of worker counts against a grid of bandwidths is one call)
+  and return a float for scalar input, an array otherwise.  A step time is by
+  construction the sum of its exposed phases: one source of truth.
+* models -- :class:`SyncCoarse` and :class:`AllReduceCoarse`, frozen objects
+  holding only options, whose ``estimate(profile, cluster, config)`` returns an
+  :class:`~perfmodel.result.Estimate`.
+
+Phases of a parameter-server step, in time order: ``downlink`` (pull of the
+model), ``forward``, ``backward``, ``uplink`` (push of the gradients),
+``update`` (on the server).  With ``overlap=True`` (seed 003 eq. 10) the
+downlink runs alongside the forward pass and the uplink alongside the backward
+pass, so only the longer of each pair is on the critical path: that one is
+reported with its full duration and the hidden one as 0 s (ties count as
+compute), which keeps ``sum(phases) == step_time``.
+
+Options the paper does not have are keyword-only and default to its behaviour:
+``n_ps`` servers splitting the model evenly, a ``per_flow_cap`` (Sec. 4.4),
+``link_efficiency`` (goodput over line rate: the bandwidth used is
+``bandwidth * link_efficiency``), ``sharing_weight`` w (hybrid =
+``w * T_PS + (1 - w) * T_FCFS``; 0.5 is eq. 9) and, for machines with several
+GPUs, ``gpus_per_machine`` with ``intra_bandwidth`` (Sec. 4.4), which adds the
+phases ``intra_broadcast`` (after the downlink) and ``intra_reduce`` (before
+the uplink).
+
+Examples
+--------
+>>> import numpy as np
+>>> sync_step_time(100e6, 1.25e9, 0.1, 0.2, 0.01, 4, sharing="ps")   # 0.32+0.3+0.32+0.01
+0.95
+>>> sync_step_time(100e6, 1.25e9, 0.1, 0.2, 0.01, np.array([1, 2, 4])).round(3)
+array([0.47, 0.59, 0.83])
+
+References
+----------
+Seed 003 (``003_466ded720105ddf3.txt``) Sec. 3.1, eqs. 7-11; Sec. 4.4.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from . import collectives as _c
+from .errors import Infeasible, SpecError
+from .result import Estimate
+from .specs import Cluster, Config, Profile
+
+__all__ = [
+    "SHARINGS", "ALGORITHMS", "SYNC_PHASES", "ALLREDUCE_PHASES", "ARCHITECTURES",
+    "sync_phases", "sync_step_time",
+    "allreduce_phases", "allreduce_step_time",
+    "hierarchical_step_time",
+    "SyncCoarse", "AllReduceCoarse",
+]
+
+#: Link-sharing models of the parameter server (seed 003 eqs. 7, 8, 9).
+SHARINGS = ("ps", "fcfs", "hybrid")
+#: All-reduce algorithms (``"ring"`` is seed 003 eq. 11).
+ALGORITHMS = _c.ALLREDUCE_ALGORITHMS
+#: Architectures of :func:`hierarchical_step_time`.
+ARCHITECTURES = ("ps", "allreduce")
+#: Phases of a parameter-server step, in time order (single GPU per machine).
+SYNC_PHASES = ("downlink", "forward", "backward", "uplink", "update")
+#: Phases of an all-reduce step, in time order (single GPU per machine).
+ALLREDUCE_PHASES = ("forward", "backward", "allreduce")
+
+_EQUATION = {("ps", False): "seed 003 eq. 7", ("fcfs", False): "seed 003 eq. 8",
+             ("hybrid", False): "seed 003 eq. 9",
+             ("ps", True): "seed 003 eq. 10 applied to eq. 7 (our extension)",
+             ("fcfs", True): "seed 003 eq. 10 applied to eq. 8 (our extension)",
+             ("hybrid", True): "seed 003 eq. 10",
+             ("ring", False): "seed 003 eq. 11",
+             ("ring", True): "seed 003 eq. 11 with eq. 10's overlap (our extension)",
+             ("tree", False): "binomial tree all-reduce (our extension)",
+             ("tree", True): "binomial tree all-reduce with overlap (our extension)"}
+
+
+# --------------------------------------------------------------------------
+# Shared machinery
+# --------------------------------------------------------------------------
+
+def _total(phases: dict):
+    """Sum of the phases, smallest arrays first (fewer full-size additions)."""
+    terms = sorted(phases.values(), key=np.size)
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    return total
+
+
+#: Elements per block when a step time is evaluated blockwise (fits in L2 cache).
+_BLOCK = 1 << 16
+
+
+def _blockwise(kernel, arrays: tuple, options: tuple):
+    """``_total(kernel(*arrays, *options))`` evaluated in cache-sized blocks.
+
+    A big broadcast (say 1000 workers x 1000 bandwidths) is cut along its
+    longest axis into blocks of about ``_BLOCK`` elements, so the temporaries
+    of the kernel stay in cache and are recycled by the allocator instead of
+    being fresh multi-megabyte arrays; the result is written into one output
+    array.  A few dozen Python iterations over blocks, never over elements.
+    ``arrays`` may hold None (absent options), passed through unchanged.
+    """
+    shape = _shape(*arrays)
+    size = math.prod(shape)
+    if size <= 2 * _BLOCK:
+        return _total(kernel(*arrays, *options))
+    axis = int(np.argmax(shape))
+    step = max(1, _BLOCK // (size // shape[axis]))
+    nd = len(shape)
+    padded = [a if np.ndim(a) == 0 else a.reshape((1,) * (nd - a.ndim) + a.shape)
+              for a in arrays]
+    out = np.empty(shape)
+    lead = (slice(None),) * axis
+    for start in range(0, shape[axis], step):
+        cut = lead + (slice(start, start + step),)
+        block = [a if np.ndim(a) == 0 or a.shape[axis] == 1 else a[cut] for a in padded]
+        out[cut] = _total(kernel(*block, *options))
+    return out
+
+
+def _finish(phases: dict, shape: tuple) -> dict:
+    """Phases as floats (scalar input) or as arrays of the inputs' broadcast shape."""
+    if shape == ():
+        return {name: float(value) for name, value in phases.items()}
+    return {name: np.array(np.broadcast_to(value, shape), dtype=float)
+            for name, value in phases.items()}
+
+
+def _shaped(total, shape: tuple):
+    """A step time as a float (scalar input) or an array of the inputs' broadcast shape."""
+    if shape == ():
+        return float(total)
+    if np.shape(total) != shape:
+        return np.array(np.broadcast_to(total, shape), dtype=float)
+    return total
+
+
+def _shape(*arrays) -> tuple:
+    """Broadcast shape of the arguments (None, floats and ints are scalars)."""
+    shapes = [a.shape if isinstance(a, np.ndarray) else np.shape(a) for a in arrays
+              if a is not None and type(a) is not float and type(a) is not int]
+    shapes = [sh for sh in shapes if sh]
+    if not shapes:
+        return ()
+    return shapes[0] if len(shapes) == 1 else np.broadcast_shapes(*shapes)
+
+
+def _overlapped(comm: dict, compute_name: str, compute, phases: dict) -> None:
+    """Add a communication group overlapped with one compute phase, critical path charged.
+
+    The longer of (sum of ``comm``, ``compute``) keeps its full duration, the
+    other is hidden (0 s), so the pair contributes ``max(sum(comm), compute)``.
+    """
+    busy = _total(comm)
+    exposed = busy > compute
+    for name, value in comm.items():
+        phases[name] = np.where(exposed, value, 0.0)
+    phases[compute_name] = np.where(exposed, 0.0, compute)
+
+
+def _check_common(model_bytes, bandwidth, t_forward, t_backward, workers, link_efficiency,
+                  workers_name="workers"):
+    m = _c._checked("model_bytes", model_bytes)
+    b = _c._checked("bandwidth", bandwidth, positive=True, finite=False)
+    tf = _c._checked("t_forward", t_forward)
+    tb = _c._checked("t_backward", t_backward)
+    k = _c._checked(workers_name, workers, minimum=1, integer=True)
+    eff = _c._checked("link_efficiency", link_efficiency, positive=True, maximum=1.0)
+    if not np.all(eff == 1):
+        b = b * eff
+    return m, b, tf, tb, k, eff
+
+
+def _check_gpus(gpus_per_machine, intra_bandwidth):
+    """``(G, b_intra)`` arrays, or ``(None, None)`` for the flat (one GPU) model."""
+    g = _c._checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
+    if intra_bandwidth is None:
+        if not _c._is_one(g):
+            raise SpecError("intra_bandwidth", "is required when gpus_per_machine > 1 "
+                                               f"(gpus_per_machine={gpus_per_machine!r})")
+        return None, None
+    return g, _c._checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
+
+
+def _check_bool(name: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise SpecError(name, f"expected True or False, got {value!r}")
+    return bool(value)
+
+
+# --------------------------------------------------------------------------
+# Parameter server (eqs. 7-10)
+# --------------------------------------------------------------------------
+
+def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, sharing, overlap) -> dict:
+    """Exposed phases (arrays, not yet broadcast) of a parameter-server step.
+
+    ``n_ps=None`` is one server, ``cap=None`` no cap, ``g=None`` one GPU.
+    """
+    # Pulls end at the same instant under ps and fcfs, and a "ps" push is the
+    # same concurrent transfer (collectives._pull_time / _push_time).
+    shared = _c._shared_time(m, b, k, n_ps, cap)
+    down = shared
+    if sharing == "ps":
+        up = shared
+    else:
+        solo = _c._solo_time(m, b, n_ps, cap)  # the uncontended FCFS push
+        if sharing == "fcfs":
+            up = solo
+        else:
+            up = w * shared + (1.0 - w) * solo
+    before = {"downlink": down}
+    after = {"uplink": up}
+    if g is not None:
+        before["intra_broadcast"] = _c._broadcast_time(m, bi, g)
+        after = {"intra_reduce": _c._ring_time(m, bi, g), "uplink": up}
+    update = ts if n_ps is None else ts / n_ps
+    phases: dict = {}
+    if overlap:
+        _overlapped(before, "forward", tf, phases)
+        _overlapped(after, "backward", tb, phases)
+    else:
+        phases.update(before)
+        phases["forward"], phases["backward"] = tf, tb
+        phases.update(after)
+    phases["update"] = update
+    order = ("downlink", "intra_broadcast", "forward", "backward", "intra_reduce",
+             "uplink", "update")
+    return {name: phases[name] for name in order if name in phases}
+
+
+def _check_sync(model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing,
+                overlap, n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine,
+                intra_bandwidth):
+    """Validated kernel arrays, options and the broadcast shape of every input."""
+    m, b, tf, tb, k, eff = _check_common(model_bytes, bandwidth, t_forward, t_backward,
+                                         workers, link_efficiency)
+    ts = _c._checked("t_update", t_update)
+    _c._checked_choice("sharing", sharing, SHARINGS)
+    overlap = _check_bool("overlap", overlap)
+    p = _c._checked("n_ps", n_ps, minimum=1, integer=True)
+    cap = _c._checked_cap("per_flow_cap", per_flow_cap)
+    w = _c._checked("sharing_weight", sharing_weight, maximum=1.0)
+    g, bi = _check_gpus(gpus_per_machine, intra_bandwidth)
+    shape = _shape(m, b, tf, tb, ts, k, eff, p, w, bi, per_flow_cap, gpus_per_machine)
+    if cap is not None and not np.all(eff == 1):
+        cap = cap * eff
+    return (m, b, tf, tb, ts, k, _c._servers(p), cap, w, g, bi), (sharing, overlap), shape
+
+
+def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                sharing="hybrid", overlap=False, *, n_ps=1, per_flow_cap=None,
+                link_efficiency=1.0, sharing_weight=0.5, gpus_per_machine=1,
+                intra_bandwidth=None) -> dict:
+    """Exposed seconds per phase of a synchronous parameter-server SGD step.
+
+    Terms (``M`` model bytes, ``B`` bandwidth times ``link_efficiency``, K
+    workers, one server, no cap; see :mod:`perfmodel.collectives` for the
+    general terms):
+
+    ========  ===============  =============  =========================================
+    phase     ``"ps"`` (eq. 7) ``"fcfs"`` (8) ``"hybrid"`` (9), weight w
+    ========  ===============  =============  =========================================
+    downlink  K M / B          K M / B        K M / B
+    uplink    K M / B          M / B          (w K + 1 - w) M / B  (w = 1/2: (K+1)M/2B)
+    ========  ===============  =============  =========================================
+
+    plus ``forward`` T_F, ``backward`` T_B and ``update`` T_S / n_ps.  With
+    ``overlap=True`` the step is ``max(downlink, T_F) + max(uplink, T_B) + T_S``
+    (eq. 10 for "hybrid"; the same construction on eq. 7's or eq. 8's terms for
+    "ps" and "fcfs"); the shorter member of each pair is reported as 0 s.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Model size M (>= 0); gradients have the same size.
+    bandwidth : float or array_like, bytes/s
+        NIC line rate B of workers and servers (> 0).
+    t_forward, t_backward : float or array_like, s
+        Forward and backward time T_F, T_B of one worker's step (>= 0).
+    t_update : float or array_like, s
+        Update time T_S on the parameter server (>= 0).
+    workers : int or array_like, workers
+        K data-parallel workers (machines when ``gpus_per_machine > 1``), whole, >= 1.
+    sharing : {"hybrid", "ps", "fcfs"}
+        Link-sharing model (eq. 9, 7 or 8).
+    overlap : bool
+        Overlap downlink with forward and uplink with backward (eq. 10).
+    n_ps : int or array_like, servers
+        Parameter servers; the model is split evenly and each updates its share
+        (update time ``T_S / n_ps``).  Our extension; 1 is the paper.
+    per_flow_cap : float or array_like or None, bytes/s
+        Largest rate of one flow, line rate (seed 003 Sec. 4.4); ``None`` or ``inf``: no cap.
+    link_efficiency : float or array_like
+        Goodput over line rate in (0, 1]; scales ``bandwidth`` and ``per_flow_cap``.
+    sharing_weight : float or array_like
+        Weight w in [0, 1] of the PS model in the hybrid (0.5 is eq. 9).
+    gpus_per_machine : int or array_like, GPUs
+        G GPUs per worker machine (seed 003 Sec. 4.4): the machine's gradients
+        are first all-reduced over ``intra_bandwidth`` and the pulled model is
+        broadcast to its GPUs.
+    intra_bandwidth : float or array_like or None, bytes/s
+        Bandwidth between GPUs of one machine; required when G > 1.  When given,
+        the phases ``intra_broadcast`` and ``intra_reduce`` are reported.
+
+    Returns
+    -------
+    dict of str to float or ndarray, s
+        Exposed time of each phase, in time order; floats for scalar input,
+        otherwise arrays of the broadcast shape.  They sum to
+        :func:`sync_step_time`.
+
+    Raises
+    ------
+    SpecError
+        Naming the argument, for NaN or out-of-range values, non-whole counts,
+        an unknown ``sharing`` or a missing ``intra_bandwidth``.
+
+    References
+    ----------
+    Seed 003 Sec. 3.1.1, eqs. 7-10; Sec. 4.4 (multi-GPU machines, per-flow
+    caps).  Multi-PS, link efficiency and the sharing weight are our own
+    extensions; the defaults reproduce the paper.
+
+    Examples
+    --------
+    >>> sync_phases(100e6, 1.25e9, 0.1, 0.25, 0.01, 4, overlap=True)
+    {'downlink': 0.32, 'forward': 0.0, 'backward': 0.25, 'uplink': 0.0, 'update': 0.01}
+    """
+    arrays, options, shape = _check_sync(
+        model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing, overlap,
+        n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth)
+    return _finish(_sync_terms(*arrays, *options), shape)
+
+
+def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                   sharing="hybrid", overlap=False, *, n_ps=1, per_flow_cap=None,
+                   link_efficiency=1.0, sharing_weight=0.5, gpus_per_machine=1,
+                   intra_bandwidth=None):
+    """Duration of one synchronous parameter-server SGD step (seed 003 eqs. 7-10).
+
+    The sum of the exposed phases of :func:`sync_phases` (see there for the
+    terms and every option):
+
+    * ``sharing="ps"``, eq. 7: ``2 K M / B + T_F + T_B + T_S``;
+    * ``sharing="fcfs"``, eq. 8: ``(K + 1) M / B + T_F + T_B + T_S``;
+    * ``sharing="hybrid"``, eq. 9: ``K M / B + T_F + T_B + (K + 1) M / (2 B) + T_S``;
+    * ``overlap=True``, eq. 10: ``max(K M / B, T_F) + max((K + 1) M / (2 B), T_B) + T_S``
+      (for "ps"/"fcfs" the same max() on that model's downlink/uplink terms).
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Model size M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        NIC line rate B (> 0).
+    t_forward, t_backward : float or array_like, s
+        Forward and backward time of one worker's step (>= 0).
+    t_update : float or array_like, s
+        Parameter-server update time T_S (>= 0).
+    workers : int or array_like, workers
+        K workers (whole, >= 1).
+    sharing : {"hybrid", "ps", "fcfs"}
+        Link-sharing model.
+    overlap : bool
+        Overlap communication with computation (eq. 10).
+    n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth
+        Keyword-only extensions; see :func:`sync_phases`.
+
+    Returns
+    -------
+    float or ndarray, s
+        Step time; a float for scalar input, else an array of the broadcast shape.
+
+    Raises
+    ------
+    SpecError
+        Naming the bad argument.
+
+    References
+    ----------
+    Seed 003 Sec. 3.1.1, eqs. 7 (ps), 8 (fcfs), 9 (hybrid), 10 (overlap).
+
+    Examples
+    --------
+    M = 100 MB, B = 10 Gbps = 1.25e9 B/s (M/B = 0.08 s), K = 4, T_F = 0.1 s,
+    T_B = 0.2 s, T_S = 0.01 s; eq. 9: 0.32 + 0.3 + 0.2 + 0.01:
+
+    >>> sync_step_time(100e6, 1.25e9, 0.1, 0.2, 0.01, 4)
+    0.83
+    """
+    arrays, options, shape = _check_sync(
+        model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing, overlap,
+        n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth)
+    return _shaped(_blockwise(_sync_terms, arrays, options), shape)
+
+
+# --------------------------------------------------------------------------
+# All-reduce (eq. 11)
+# --------------------------------------------------------------------------
+
+def _allreduce_terms(m, b, tf, tb, k, g, bi, algorithm, overlap) -> dict:
+    comm = {"allreduce": _c._allreduce_time(m, b, k, algorithm)}
+    if g is not None:
+        comm = {"intra_reduce": _c._ring_time(m, bi, g), "allreduce": comm["allreduce"],
+                "intra_broadcast": _c._broadcast_time(m, bi, g)}
+    phases = {"forward": tf}
+    if overlap:
+        _overlapped(comm, "backward", tb, phases)
+        order = ("forward", "backward", "intra_reduce", "allreduce", "intra_broadcast")
+        return {name: phases[name] for name in order if name in phases}
+    phases["backward"] = tb
+    phases.update(comm)
+    return phases
+
+
+def _check_allreduce(model_bytes, bandwidth, t_forward, t_backward, workers, algorithm,
+                     overlap, link_efficiency, gpus_per_machine, intra_bandwidth):
+    m, b, tf, tb, k, eff = _check_common(model_bytes, bandwidth, t_forward, t_backward,
+                                         workers, link_efficiency)
+    _c._checked_choice("algorithm", algorithm, ALGORITHMS)
+    overlap = _check_bool("overlap", overlap)
+    g, bi = _check_gpus(gpus_per_machine, intra_bandwidth)
+    shape = _shape(m, b, tf, tb, k, eff, bi, gpus_per_machine)
+    return (m, b, tf, tb, k, g, bi), (algorithm, overlap), shape
+
+
+def allreduce_phases(model_bytes, bandwidth, t_forward, t_backward, workers, *,
+                     algorithm="ring", overlap=False, link_efficiency=1.0,
+                     gpus_per_machine=1, intra_bandwidth=None) -> dict:
+    """Exposed seconds per phase of a decentralized (all-reduce) synchronous SGD step.
+
+    Phases ``forward`` T_F, ``backward`` T_B and ``allreduce``
+    (``2 (K - 1) / K * M / B`` for the ring, eq. 11).  With several GPUs per
+    machine (``intra_bandwidth`` given) the exchange is hierarchical (seed 003
+    Sec. 4.4): ``intra_reduce`` (ring over the machine's GPUs), ``allreduce``
+    across the K machines, ``intra_broadcast``.  With ``overlap=True`` (our
+    extension, eq. 10's heuristic) the exchange runs alongside the backward
+    pass: ``T_F + max(T_B, exchange)``.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Model size M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        NIC line rate B (> 0).  No per-flow cap: NCCL opens several sockets
+        and fills the link (seed 003 Sec. 4.4).
+    t_forward, t_backward : float or array_like, s
+        Forward and backward time of one worker's step (>= 0).
+    workers : int or array_like, workers
+        K participants (machines when ``gpus_per_machine > 1``), whole, >= 1.
+    algorithm : {"ring", "tree"}
+        All-reduce algorithm across workers.
+    overlap : bool
+        Overlap the exchange with the backward pass.
+    link_efficiency : float or array_like
+        Goodput over line rate in (0, 1]; scales ``bandwidth``.
+    gpus_per_machine : int or array_like, GPUs
+        G GPUs per machine.
+    intra_bandwidth : float or array_like or None, bytes/s
+        Bandwidth between GPUs of one machine; required when G > 1.
+
+    Returns
+    -------
+    dict of str to float or ndarray, s
+        Exposed time of each phase, summing to :func:`allreduce_step_time`.
+
+    Raises
+    ------
+    SpecError
+        Naming the bad argument.
+
+    References
+    ----------
+    Seed 003 Sec. 3.1.2, eq. 11; Sec. 4.4 (hierarchical scheme).  ``"tree"``,
+    ``overlap`` and ``link_efficiency`` are our own extensions.
+
+    Examples
+    --------
+    >>> allreduce_phases(100e6, 1.25e9, 0.1, 0.2, 4)
+    {'forward': 0.1, 'backward': 0.2, 'allreduce': 0.12}
+    """
+    arrays, options, shape = _check_allreduce(model_bytes, bandwidth, t_forward, t_backward,
+                                              workers, algorithm, overlap, link_efficiency,
+                                              gpus_per_machine, intra_bandwidth)
+    return _finish(_allreduce_terms(*arrays, *options), shape)
+
+
+def allreduce_step_time(model_bytes, bandwidth, t_forward, t_backward, workers, *,
+                        algorithm="ring", overlap=False, link_efficiency=1.0,
+                        gpus_per_machine=1, intra_bandwidth=None):
+    """Duration of one ring all-reduce synchronous SGD step (seed 003 eq. 11).
+
+    ``T = (T_F + T_B) + 2 (K - 1) M / (K B)``: the sum of
+    :func:`allreduce_phases` (see there for the keyword-only extensions).
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Model size M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        NIC line rate B (> 0).
+    t_forward, t_backward : float or array_like, s
+        Forward and backward time of one worker's step (>= 0).
+    workers : int or array_like, workers
+        K workers (whole, >= 1).
+    algorithm, overlap, link_efficiency, gpus_per_machine, intra_bandwidth
+        Keyword-only extensions; see :func:`allreduce_phases`.
+
+    Returns
+    -------
+    float or ndarray, s
+        Step time; a float for scalar input.
+
+    Raises
+    ------
+    SpecError
+        Naming the bad argument.
+
+    References
+    ----------
+    Seed 003 Sec. 3.1.2, eq. 11.
+
+    Examples
+    --------
+    M = 100 MB, B = 1.25e9 B/s, K = 4: 0.1 + 0.2 + 2 * 3/4 * 0.08
+
+    >>> allreduce_step_time(100e6, 1.25e9, 0.1, 0.2, 4)
+    0.42
+    """
+    arrays, options, shape = _check_allreduce(model_bytes, bandwidth, t_forward, t_backward,
+                                              workers, algorithm, overlap, link_efficiency,
+                                              gpus_per_machine, intra_bandwidth)
+    return _shaped(_blockwise(_allreduce_terms, arrays, options), shape)
+
+
+def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, machines,
+                           gpus_per_machine, intra_bandwidth, *, architecture="ps",
+                           sharing="hybrid", overlap=False, algorithm="ring", n_ps=1,
+                           per_flow_cap=None, link_efficiency=1.0, sharing_weight=0.5):
+    """Step time of K machines with G GPUs each (seed 003 Sec. 4.4).
+
+    After all GPUs of a machine finish their step, their gradients are
+    all-reduced inside the machine; one GPU then pushes them to the parameter
+    servers (``architecture="ps"``) or all-reduces with the other machines
+    (``"allreduce"``), and broadcasts the new model to the machine's GPUs.
+    A convenience wrapper of :func:`sync_step_time` / :func:`allreduce_step_time`
+    with ``gpus_per_machine`` and ``intra_bandwidth``.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Model size M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        NIC line rate of each machine (> 0).
+    t_forward, t_backward : float or array_like, s
+        Forward and backward time of one GPU's step (>= 0).
+    t_update : float or array_like, s
+        Parameter-server update time (>= 0); unused by ``"allreduce"``.
+    machines : int or array_like, machines
+        K machines (whole, >= 1).
+    gpus_per_machine : int or array_like, GPUs
+        G GPUs per machine (whole, >= 1).
+    intra_bandwidth : float or array_like, bytes/s
+        Bandwidth between GPUs of one machine (> 0).
+    architecture : {"ps", "allreduce"}
+        Centralized or decentralized exchange across machines.
+    sharing, overlap, n_ps, per_flow_cap, link_efficiency, sharing_weight
+        As in :func:`sync_step_time` (``overlap`` also applies to all-reduce).
+    algorithm : {"ring", "tree"}
+        All-reduce algorithm across machines (``"allreduce"``).
+
+    Returns
+    -------
+    float or ndarray, s
+        Step time.  Samples per step are ``machines * G * batch``.
+
+    References
+    ----------
+    Seed 003 Sec. 4.4 (scheme), eqs. 7-11 for the terms; the composition and
+    the intra-machine costs are our own.
+
+    Examples
+    --------
+    >>> hierarchical_step_time(100e6, 1.25e9, 0.1, 0.2, 0.0, 2, 8, 100e9,
+    ...                        architecture="allreduce")   # 0.3 + 0.00175 + 0.08 + 0.001
+    0.38275
+    """
+    _c._checked_choice("architecture", architecture, ARCHITECTURES)
+    if intra_bandwidth is None:
+        raise SpecError("intra_bandwidth", "is required by hierarchical_step_time")
+    if architecture == "allreduce":
+        return allreduce_step_time(model_bytes, bandwidth, t_forward, t_backward, machines,
+                                   algorithm=algorithm, overlap=overlap,
+                                   link_efficiency=link_efficiency,
+                                   gpus_per_machine=gpus_per_machine,
+                                   intra_bandwidth=intra_bandwidth)
+    return sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, machines,
+                          sharing, overlap, n_ps=n_ps, per_flow_cap=per_flow_cap,
+                          link_efficiency=link_efficiency, sharing_weight=sharing_weight,
+                          gpus_per_machine=gpus_per_machine, intra_bandwidth=intra_bandwidth)
+
+
+# --------------------------------------------------------------------------
+# Model objects
+# --------------------------------------------------------------------------
+
+def _check_inputs(workload, cluster, config) -> None:
+    for name, value, kind in (("workload", workload, Profile), ("cluster", cluster, Cluster),
+                              ("config", config, Config)):
+        if not isinstance(value, kind):
+            raise SpecError(name, f"expected a {kind.__name__}, got {type(value).__name__}")
+    if config.n_workers > 1:
+        raise Infeasible(f"coarse models are data-parallel only: config.n_workers="
+                         f"{config.n_workers} workers per replica needs model parallelism "
+                         "(use a layer-wise model)")
+    if config.mode != "sync":
+        raise Infeasible(f"coarse Sync-SGD models need config.mode='sync', got "
+                         f"{config.mode!r} (use the asynchronous MVA model)")
+
+
+def _gpu_options(cluster: Cluster) -> dict:
+    if cluster.gpus_per_machine > 1:
+        return {"gpus_per_machine": cluster.gpus_per_machine,
+                "intra_bandwidth": cluster.intra_bandwidth}
+    return {}
+
+
+def _estimate(phases: dict, workload: Profile, cluster: Cluster, config: Config,
+              meta: dict) -> Estimate:
+    samples = config.n_replicas * cluster.gpus_per_machine * workload.batch_size
+    return Estimate.from_phases(phases, samples, epoch_samples=config.epoch_samples, meta=meta)
+
+
+@dataclass(frozen=True)
+class SyncCoarse:
+    """Coarse model of synchronous SGD with parameter servers (seed 003 eqs. 7-10).
+
+    Parameters
+    ----------
+    sharing : {"hybrid", "ps", "fcfs"}
+        Link-sharing model: eq. 9 (default), eq. 7 or eq. 8.
+    overlap : bool
+        Overlap communication with computation (eq. 10).
+
+    Notes
+    -----
+    In :meth:`estimate`, K is ``config.n_replicas`` (each replica is one
+    data-parallel worker machine); the bandwidth is ``cluster.nic_bandwidth``;
+    ``link_efficiency``, ``sharing_weight``, ``per_flow_cap``,
+    ``gpus_per_machine`` and ``intra_bandwidth`` come from the cluster, and
+    ``n_ps`` from the config.  With G GPUs per machine, ``profile.batch_size``
+    is per GPU and a step processes ``K * G * batch_size`` samples.
+
+    Examples
+    --------
+    >>> from perfmodel.specs import Profile, Cluster, Config
+    >>> est = SyncCoarse(sharing="ps").estimate(
+    ...     Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01,
+    ...             batch_size=32),
+    ...     Cluster(machines=8, nic_bandwidth="10Gbps"), Config(n_replicas=4, n_ps=1))
+    >>> round(est.step_time, 6), round(est.throughput, 3), est.bottleneck
+    (0.95, 134.737, 'downlink')
+    """
+
+    sharing: str = "hybrid"
+    overlap: bool = False
+    #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
+    uses_parameter_servers: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _c._checked_choice("sharing", self.sharing, SHARINGS)
+        _check_bool("overlap", self.overlap)
+
+    def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
+        """Predict one synchronous step of ``config.n_replicas`` workers.
+
+        Parameters
+        ----------
+        workload : Profile
+            One worker's profile (model bytes, T_F, T_B, T_S, batch size).
+        cluster : Cluster
+            NIC bandwidth, link efficiency, sharing weight, per-flow cap, GPUs.
+        config : Config
+            ``n_replicas`` workers (K) and ``n_ps`` servers (>= 1).
+
+        Returns
+        -------
+        Estimate
+            Step time, throughput (samples/s), phases, bottleneck, epoch time
+            (when ``config.epoch_samples`` is set) and the options in ``meta``.
+
+        Raises
+        ------
+        SpecError
+            ``config.n_ps`` is 0, or an argument is not the expected spec.
+        Infeasible
+            ``config.n_workers > 1`` (model parallelism) or an async config.
+        """
+        _check_inputs(workload, cluster, config)
+        if config.n_ps < 1:
+            raise SpecError("config.n_ps", f"SyncCoarse needs at least one parameter server, "
+                                           f"got {config.n_ps}")
+        phases = sync_phases(workload.model_bytes, cluster.nic_bandwidth, workload.t_forward,
+                             workload.t_backward, workload.t_update, config.n_replicas,
+                             self.sharing, self.overlap, n_ps=config.n_ps,
+                             per_flow_cap=cluster.per_flow_cap,
+                             link_efficiency=cluster.link_efficiency,
+                             sharing_weight=cluster.sharing_weight, **_gpu_options(cluster))
+        meta = {"model": "SyncCoarse", "sharing": self.sharing, "overlap": self.overlap,
+                "equation": _EQUATION[(self.sharing, self.overlap)],
+                "workers": config.n_replicas, "n_ps": config.n_ps,
+                "per_flow_cap": cluster.per_flow_cap,
+                "link_efficiency": cluster.link_efficiency,
+                "sharing_weight": cluster.sharing_weight,
+                "gpus_per_machine": cluster.gpus_per_machine}
+        return _estimate(phases, workload, cluster, config, meta)
+
+
+@dataclass(frozen=True)
+class AllReduceCoarse:
+    """Coarse model of decentralized synchronous SGD (seed 003 eq. 11).
+
+    Parameters
+    ----------
+    algorithm : {"ring", "tree"}
+        All-reduce algorithm; ``"ring"`` is the paper's.
+    overlap : bool
+        Overlap the all-reduce with the backward pass (our extension; the
+        paper's eq. 11 has none).
+
+    Notes
+    -----
+    K is ``config.n_replicas``; ``config.n_ps`` is ignored (there is no
+    server).  The cluster's ``per_flow_cap`` is not applied: NCCL opens
+    several sockets per peer and fills the link (seed 003 Sec. 4.4).
+
+    Examples
+    --------
+    >>> from perfmodel.specs import Profile, Cluster, Config
+    >>> est = AllReduceCoarse().estimate(
+    ...     Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, batch_size=32),
+    ...     Cluster(machines=8, nic_bandwidth="10Gbps"), Config(n_replicas=4, n_ps=0))
+    >>> round(est.step_time, 6), est.bottleneck
+    (0.42, 'backward')
+    """
+
+    algorithm: str = "ring"
+    overlap: bool = False
+    #: No parameter servers: sweeps set ``n_ps = 0``.
+    uses_parameter_servers: ClassVar[bool] = False
+
+    def __post_init__(self):
+        _c._checked_choice("algorithm", self.algorithm, ALGORITHMS)
+        _check_bool("overlap", self.overlap)
+
+    def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
+        """Predict one all-reduce step of ``config.n_replicas`` workers.
+
+        Parameters
+        ----------
+        workload : Profile
+            One worker's profile (model bytes, T_F, T_B, batch size).
+        cluster : Cluster
+            NIC bandwidth, link efficiency, GPUs per machine.
+        config : Config
+            ``n_replicas`` workers (K).
+
+        Returns
+        -------
+        Estimate
+            Step time, throughput (samples/s), phases, bottleneck, epoch time.
+
+        Raises
+        ------
+        SpecError
+            An argument is not the expected spec.
+        Infeasible
+            ``config.n_workers > 1`` (model parallelism) or an async config.
+        """
+        _check_inputs(workload, cluster, config)
+        phases = allreduce_phases(workload.model_bytes, cluster.nic_bandwidth,
+                                  workload.t_forward, workload.t_backward, config.n_replicas,
+                                  algorithm=self.algorithm, overlap=self.overlap,
+                                  link_efficiency=cluster.link_efficiency,
+                                  **_gpu_options(cluster))
+        meta = {"model": "AllReduceCoarse", "algorithm": self.algorithm,
+                "overlap": self.overlap, "equation": _EQUATION[(self.algorithm, self.overlap)],
+                "workers": config.n_replicas, "link_efficiency": cluster.link_efficiency,
+                "gpus_per_machine": cluster.gpus_per_machine}
+        return _estimate(phases, workload, cluster, config, meta)

@@ -1,0 +1,573 @@
+"""Cost formulas of communication patterns (SI units: bytes, bytes/s, seconds).
+
+Pure functions of floats or arrays that broadcast with numpy: the transfer times
+of parameter-server push/pull under processor-sharing ("ps") and FCFS link
+sharing, with several parameter servers and an optional per-flow rate cap, and
+the times of ring, tree and hierarchical (multi-GPU) all-reduce.
+
+The model is a fluid one.  A parameter server's link and a worker's NIC both run
+at ``bandwidth`` B in each direction.  With ``n_ps`` servers the model is split
+evenly: each worker exchanges ``M / n_ps`` bytes with every server, so each
+server's link carries ``K * M / n_ps`` bytes per direction, while a worker's own
+NIC still carries all ``M`` bytes (a transfer never beats ``M / B``).  A
+per-flow cap ``c`` (seed 003 Sec. 4.4: AWS limits one flow to 10 Gbps) bounds
+the rate of every single flow, even when it is alone on the link.
+
+Every public function validates its inputs and raises
+:class:`~perfmodel.errors.SpecError` naming the argument; the leading-underscore
+kernels do not validate and are what :mod:`perfmodel.coarse` composes after
+validating once.
+
+References
+----------
+Seed 003 (``003_466ded720105ddf3.txt``): Sec. 3.1.1 eqs. 7-8 (PS and FCFS link
+sharing), Sec. 3.1.2 and eq. 11 (ring all-reduce), Sec. 4.4 (multi-GPU
+machines, per-flow caps).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import SpecError
+
+__all__ = [
+    "LINK_SHARINGS", "ALLREDUCE_ALGORITHMS",
+    "ps_flow_rate", "ps_pull_time", "ps_push_time",
+    "ring_allreduce_time", "tree_allreduce_time", "allreduce_time",
+    "intra_allreduce_time", "intra_broadcast_time", "hierarchical_allreduce_time",
+]
+
+#: Link-sharing disciplines of one parameter-server link (seed 003 Sec. 3.1.1).
+LINK_SHARINGS = ("ps", "fcfs")
+
+#: All-reduce algorithms with a cost formula here.
+ALLREDUCE_ALGORITHMS = ("ring", "tree")
+
+
+# --------------------------------------------------------------------------
+# Validation helpers (shared with perfmodel.coarse)
+# --------------------------------------------------------------------------
+
+def _as_array(name: str, value) -> np.ndarray:
+    if isinstance(value, (bool, np.bool_)):
+        raise SpecError(name, f"expected a number, got {value!r}")
+    if isinstance(value, str):
+        raise SpecError(name, f"expected a number or an array of numbers, "
+                              f"got the string {value!r}")
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise SpecError(name, f"expected a number or an array of numbers, "
+                              f"got {type(value).__name__} {value!r}") from None
+
+
+def _first_bad(array: np.ndarray, ok: np.ndarray) -> float:
+    return array.flat[int(np.flatnonzero(~np.broadcast_to(ok, array.shape))[0])]
+
+
+def _scalar_ok(x: float, positive: bool, finite: bool, integer: bool, minimum, maximum) -> bool:
+    """Whether a plain float passes every check of :func:`_checked` (else take the slow path)."""
+    if minimum is not None:
+        ok = x >= minimum
+    else:
+        ok = x > 0 if positive else x >= 0
+    if maximum is not None:
+        ok = ok and x <= maximum
+    if finite:
+        ok = ok and x != math.inf
+    if integer:
+        ok = ok and math.isfinite(x) and x == math.floor(x)
+    return ok
+
+
+def _checked(name: str, value, *, positive: bool = False, finite: bool = True,
+             integer: bool = False, minimum: float | None = None,
+             maximum: float | None = None) -> np.ndarray:
+    """``value`` as a float array (a float for a plain scalar), or SpecError naming
+    ``name`` and the first bad element.
+
+    NaN always fails (every comparison with NaN is false).  The checks are a
+    handful of whole-array numpy operations, never a Python loop over elements.
+    """
+    if type(value) is float or type(value) is int:  # fast path for plain scalars
+        x = float(value)
+        if _scalar_ok(x, positive, finite, integer, minimum, maximum):
+            return x
+    a = _as_array(name, value)
+    if minimum is not None:
+        ok, rule = a >= minimum, f">= {minimum:g}"
+    elif positive:
+        ok, rule = a > 0, "> 0"
+    else:
+        ok, rule = a >= 0, ">= 0"
+    if not ok.all():
+        raise SpecError(name, f"must be {rule} (and not NaN), got {_first_bad(a, ok)!r}")
+    if maximum is not None and not (a <= maximum).all():
+        raise SpecError(name, f"must be <= {maximum:g}, got {_first_bad(a, a <= maximum)!r}")
+    if finite and not np.isfinite(a).all():
+        raise SpecError(name, f"must be finite, got {_first_bad(a, np.isfinite(a))!r}")
+    if integer:
+        whole = a == np.floor(a)
+        if not whole.all():
+            raise SpecError(name, f"must be a whole number, got {_first_bad(a, whole)!r}")
+    return a
+
+
+def _checked_cap(name: str, value) -> np.ndarray | None:
+    """A per-flow cap: None (no cap) or positive rates; ``inf`` means no cap."""
+    if value is None:
+        return None
+    cap = _checked(name, value, positive=True, finite=False)
+    return None if np.all(np.isinf(cap)) else cap
+
+
+def _checked_choice(name: str, value, choices: tuple) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise SpecError(name, f"must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def _is_one(a: np.ndarray) -> bool:
+    return bool(np.all(a == 1))
+
+
+def _servers(n_ps: np.ndarray) -> np.ndarray | None:
+    """Validated server counts for the kernels: None stands for one server."""
+    return None if _is_one(n_ps) else n_ps
+
+
+def _out(result, *inputs):
+    """A float when every input was a scalar, else an array of the inputs' broadcast shape."""
+    shape = np.broadcast_shapes(*(np.shape(x) for x in inputs if x is not None))
+    if shape == ():
+        return float(result)
+    result = np.asarray(result, dtype=float)
+    if result.shape != shape:  # inputs that cost nothing (one server, no cap) still shape it
+        result = np.array(np.broadcast_to(result, shape))
+    return result
+
+
+# --------------------------------------------------------------------------
+# Kernels (no validation; arrays in, arrays out).  ``n_ps=None`` is one server
+# and ``cap=None`` no cap, so the paper's case costs no extra array operation.
+# --------------------------------------------------------------------------
+
+def _solo_time(m, b, n_ps, cap):
+    """One worker moving its M bytes to/from ``n_ps`` servers with the links to itself."""
+    t = m / b
+    if cap is not None:
+        t = np.maximum(t, m / cap if n_ps is None else m / (n_ps * cap))
+    return t
+
+
+def _shared_time(m, b, k, n_ps, cap):
+    """K workers moving M bytes each at once, each link shared equally (fluid)."""
+    if n_ps is None:
+        t = k * (m / b)
+    else:  # each server link carries K*M/n_ps; a worker's own NIC still carries M
+        t = np.maximum(k * (m / (n_ps * b)), m / b)
+    if cap is not None:
+        t = np.maximum(t, m / cap if n_ps is None else m / (n_ps * cap))
+    return t
+
+
+def _pull_time(m, b, k, n_ps, cap, sharing):
+    # Under FCFS the last of the K pulls ends when the server link has sent
+    # K*M/n_ps bytes, the same instant as under equal sharing (eqs. 7 and 8
+    # have the same downlink term); `sharing` is accepted for symmetry.
+    return _shared_time(m, b, k, n_ps, cap)
+
+
+def _push_time(m, b, k, n_ps, cap, sharing):
+    if sharing == "ps":
+        return _shared_time(m, b, k, n_ps, cap)
+    return _solo_time(m, b, n_ps, cap)
+
+
+def _ring_time(m, b, k):
+    return (2.0 * (k - 1.0) / k) * (m / b)
+
+
+def _tree_time(m, b, k):
+    return (2.0 * np.ceil(np.log2(k))) * (m / b)
+
+
+def _allreduce_time(m, b, k, algorithm):
+    return _ring_time(m, b, k) if algorithm == "ring" else _tree_time(m, b, k)
+
+
+def _broadcast_time(m, bi, g):
+    return np.where(g > 1, m / bi, 0.0)
+
+
+# --------------------------------------------------------------------------
+# Public formulas
+# --------------------------------------------------------------------------
+
+def ps_flow_rate(bandwidth, workers, n_ps=1, per_flow_cap=None):
+    """Rate of one worker-server flow when K workers use every server's link at once.
+
+    Equal (processor) sharing: a server's link is split among the K workers, a
+    worker's NIC among its ``n_ps`` flows, and no flow exceeds the cap:
+    ``min(B / K, B / n_ps, per_flow_cap)``.
+
+    Parameters
+    ----------
+    bandwidth : float or array_like, bytes/s
+        Line rate B of every NIC (> 0).
+    workers : int or array_like, workers
+        Number K of concurrent workers (whole, >= 1).
+    n_ps : int or array_like, servers
+        Parameter servers sharing the model evenly (whole, >= 1).
+    per_flow_cap : float or array_like or None, bytes/s
+        Largest rate of one flow; ``None`` or ``inf`` for no cap.
+
+    Returns
+    -------
+    float or ndarray, bytes/s
+        Rate of each flow.
+
+    References
+    ----------
+    Seed 003 Sec. 3.1.1, eq. 7 (equal split B/K); Sec. 4.4 (a single flow is
+    capped at 10 Gbps on AWS: ``min(B/K, cap)``).  The ``n_ps`` term is our own
+    extension.
+
+    Examples
+    --------
+    >>> ps_flow_rate(25e9 / 8, 2, per_flow_cap=10e9 / 8) * 8 / 1e9   # Gbps
+    10.0
+    """
+    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = _checked("workers", workers, minimum=1, integer=True)
+    p = _checked("n_ps", n_ps, minimum=1, integer=True)
+    cap = _checked_cap("per_flow_cap", per_flow_cap)
+    rate = np.minimum(b / k, b / p)
+    if cap is not None:
+        rate = np.minimum(rate, cap)
+    return _out(rate, bandwidth, workers, n_ps, per_flow_cap)
+
+
+def ps_pull_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sharing="ps"):
+    """Downlink time: K workers pull the model from ``n_ps`` parameter servers at once.
+
+    ``max(K M / (n_ps B), M / B, M / (n_ps cap))``: the server links must send
+    ``K M / n_ps`` bytes each, a worker's NIC receives ``M`` bytes, and each of
+    its ``n_ps`` flows is capped.  With one server and no cap this is eq. 7's
+    ``K M / B``.  Under FCFS the last pull ends at the same instant (eq. 8 has
+    the same downlink term); FCFS only staggers the workers' finishing times.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Model size M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        Line rate B of every NIC (> 0).
+    workers : int or array_like, workers
+        Number K of workers pulling (whole, >= 1).
+    n_ps : int or array_like, servers
+        Parameter servers sharing the model evenly (whole, >= 1).
+    per_flow_cap : float or array_like or None, bytes/s
+        Largest rate of one flow; ``None`` or ``inf`` for no cap.
+    sharing : {"ps", "fcfs"}
+        Link sharing; both give the same completion time of the last pull.
+
+    Returns
+    -------
+    float or ndarray, s
+        Time until every worker holds the model.
+
+    References
+    ----------
+    Seed 003 eqs. 7 and 8 (first term ``K M / B``); Sec. 4.4 for the per-flow
+    cap.  Several servers and the NIC bound ``M / B`` are our own extension.
+    With FCFS and a cap we take the same work-conserving fluid bound (an exact
+    whole-flow FCFS schedule can end up to ``M / (n_ps cap)`` later).
+
+    Examples
+    --------
+    >>> ps_pull_time(100e6, 1.25e9, 4)      # 4 * 0.08 s
+    0.32
+    """
+    m = _checked("model_bytes", model_bytes)
+    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = _checked("workers", workers, minimum=1, integer=True)
+    p = _servers(_checked("n_ps", n_ps, minimum=1, integer=True))
+    cap = _checked_cap("per_flow_cap", per_flow_cap)
+    _checked_choice("sharing", sharing, LINK_SHARINGS)
+    t = _pull_time(m, b, k, p, cap, sharing)
+    return _out(t, model_bytes, bandwidth, workers, n_ps, per_flow_cap)
+
+
+def ps_push_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sharing="ps"):
+    """Uplink time: K workers push their gradients (M bytes each) to the servers.
+
+    Equal sharing ("ps"): all pushes run at once, as the pulls do,
+    ``max(K M / (n_ps B), M / B, M / (n_ps cap))``.  FCFS: the downlink has
+    staggered the workers by one transfer each, so the pushes do not contend
+    and the exposed uplink is one worker's own transfer,
+    ``max(M / B, M / (n_ps cap))``.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Gradient size M (>= 0), equal to the model size.
+    bandwidth : float or array_like, bytes/s
+        Line rate B of every NIC (> 0).
+    workers : int or array_like, workers
+        Number K of workers pushing (whole, >= 1).
+    n_ps : int or array_like, servers
+        Parameter servers sharing the model evenly (whole, >= 1).
+    per_flow_cap : float or array_like or None, bytes/s
+        Largest rate of one flow; ``None`` or ``inf`` for no cap.
+    sharing : {"ps", "fcfs"}
+        Link sharing of the servers' links.
+
+    Returns
+    -------
+    float or ndarray, s
+        Exposed uplink time of a synchronous step.
+
+    References
+    ----------
+    Seed 003 eq. 7 (``K M / B``, "ps") and eq. 8 (``M / B``, "fcfs"); Sec. 4.4
+    for the per-flow cap.  Several servers are our own extension.
+
+    Examples
+    --------
+    >>> ps_push_time(100e6, 1.25e9, 4, sharing="fcfs")
+    0.08
+    """
+    m = _checked("model_bytes", model_bytes)
+    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = _checked("workers", workers, minimum=1, integer=True)
+    p = _servers(_checked("n_ps", n_ps, minimum=1, integer=True))
+    cap = _checked_cap("per_flow_cap", per_flow_cap)
+    _checked_choice("sharing", sharing, LINK_SHARINGS)
+    t = _push_time(m, b, k, p, cap, sharing)
+    return _out(t, model_bytes, bandwidth, workers, n_ps, per_flow_cap)
+
+
+def ring_allreduce_time(model_bytes, bandwidth, workers):
+    """Ring all-reduce of M bytes among K workers: ``2 (K - 1) / K * M / B``.
+
+    Reduce-scatter then all-gather, each sending ``M / K`` bytes ``K - 1``
+    times per worker; every worker has its full bandwidth (one flow per link).
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Data reduced, M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        Bandwidth B of each worker's link (> 0).
+    workers : int or array_like, workers
+        Participants K (whole, >= 1); one worker communicates nothing.
+
+    Returns
+    -------
+    float or ndarray, s
+        Duration of the all-reduce.
+
+    References
+    ----------
+    Seed 003 Sec. 3.1.2 and eq. 11 (citing Patarasuk and Yuan for ``2(K-1)T/K``).
+
+    Examples
+    --------
+    >>> ring_allreduce_time(100e6, 1.25e9, 4)    # 2 * 3/4 * 0.08 s
+    0.12
+    """
+    m = _checked("model_bytes", model_bytes)
+    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = _checked("workers", workers, minimum=1, integer=True)
+    return _out(_ring_time(m, b, k), model_bytes, bandwidth, workers)
+
+
+def tree_allreduce_time(model_bytes, bandwidth, workers):
+    """Binomial-tree all-reduce: reduce then broadcast, ``2 ceil(log2 K) M / B``.
+
+    Each of the ``ceil(log2 K)`` levels moves the whole M bytes once up (reduce)
+    and once down (broadcast); no pipelining of chunks.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Data reduced, M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        Bandwidth B of each worker's link (> 0).
+    workers : int or array_like, workers
+        Participants K (whole, >= 1).
+
+    Returns
+    -------
+    float or ndarray, s
+        Duration of the all-reduce.
+
+    References
+    ----------
+    Our own extension (the seeds only model the ring); the bandwidth term of
+    the binomial-tree reduce and broadcast of Thakur, Rabenseifner and Gropp,
+    "Optimization of collective communication operations in MPICH" (2005).
+
+    Examples
+    --------
+    >>> tree_allreduce_time(100e6, 1.25e9, 4)    # 2 * 2 * 0.08 s
+    0.32
+    """
+    m = _checked("model_bytes", model_bytes)
+    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = _checked("workers", workers, minimum=1, integer=True)
+    return _out(_tree_time(m, b, k), model_bytes, bandwidth, workers)
+
+
+def allreduce_time(model_bytes, bandwidth, workers, algorithm="ring"):
+    """All-reduce time by ``algorithm``: :func:`ring_allreduce_time` or
+    :func:`tree_allreduce_time`.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Data reduced, M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        Bandwidth B of each worker's link (> 0).
+    workers : int or array_like, workers
+        Participants K (whole, >= 1).
+    algorithm : {"ring", "tree"}
+        The collective's algorithm.
+
+    Returns
+    -------
+    float or ndarray, s
+        Duration of the all-reduce.
+
+    References
+    ----------
+    Seed 003 eq. 11 ("ring"); "tree" is our own extension.
+    """
+    _checked_choice("algorithm", algorithm, ALLREDUCE_ALGORITHMS)
+    if algorithm == "ring":
+        return ring_allreduce_time(model_bytes, bandwidth, workers)
+    return tree_allreduce_time(model_bytes, bandwidth, workers)
+
+
+def intra_allreduce_time(model_bytes, intra_bandwidth, gpus_per_machine):
+    """Ring all-reduce among the G GPUs of one machine: ``2 (G - 1) / G * M / b``.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Gradient size M (>= 0).
+    intra_bandwidth : float or array_like, bytes/s
+        Bandwidth b between GPUs of one machine (> 0).
+    gpus_per_machine : int or array_like, GPUs
+        G (whole, >= 1); one GPU needs no reduction.
+
+    Returns
+    -------
+    float or ndarray, s
+        Duration of the intra-machine all-reduce.
+
+    References
+    ----------
+    Seed 003 Sec. 4.4 (first step of the multi-GPU scheme, following Goyal et
+    al.); the ring cost of eq. 11 applied to the intra-machine links.
+    """
+    m = _checked("model_bytes", model_bytes)
+    bi = _checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
+    g = _checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
+    return _out(_ring_time(m, bi, g), model_bytes, intra_bandwidth, gpus_per_machine)
+
+
+def intra_broadcast_time(model_bytes, intra_bandwidth, gpus_per_machine):
+    """Broadcast of M bytes from one GPU to the other ``G - 1`` GPUs of its machine.
+
+    A pipelined chain broadcast of a large message: ``M / b`` when ``G > 1``,
+    zero for one GPU.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Model size M (>= 0).
+    intra_bandwidth : float or array_like, bytes/s
+        Bandwidth b between GPUs of one machine (> 0).
+    gpus_per_machine : int or array_like, GPUs
+        G (whole, >= 1).
+
+    Returns
+    -------
+    float or ndarray, s
+        Duration of the broadcast.
+
+    References
+    ----------
+    Seed 003 Sec. 4.4 (last step of the multi-GPU scheme); the cost ``M / b``
+    (bandwidth term of a pipelined broadcast) is our own choice, the seed gives
+    none.
+    """
+    m = _checked("model_bytes", model_bytes)
+    bi = _checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
+    g = _checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
+    return _out(_broadcast_time(m, bi, g), model_bytes, intra_bandwidth, gpus_per_machine)
+
+
+def hierarchical_allreduce_time(model_bytes, bandwidth, machines, gpus_per_machine,
+                                intra_bandwidth, inter="ring", n_ps=1, per_flow_cap=None,
+                                sharing="ps"):
+    """Gradient exchange of K machines with G GPUs each, in three steps.
+
+    1. all-reduce among the G GPUs of each machine over ``intra_bandwidth``;
+    2. one GPU per machine exchanges with the other machines: ``inter="ring"``
+       or ``"tree"`` all-reduce, or ``"ps"``: push to and pull from ``n_ps``
+       parameter servers under ``sharing``;
+    3. that GPU broadcasts the result to the other ``G - 1`` GPUs.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Model (and gradient) size M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        NIC line rate B of each machine (> 0).
+    machines : int or array_like, machines
+        K (whole, >= 1).
+    gpus_per_machine : int or array_like, GPUs
+        G (whole, >= 1).
+    intra_bandwidth : float or array_like, bytes/s
+        Bandwidth between GPUs of one machine (> 0).
+    inter : {"ring", "tree", "ps"}
+        How machines exchange gradients.
+    n_ps : int or array_like, servers
+        Parameter servers when ``inter="ps"``.
+    per_flow_cap : float or array_like or None, bytes/s
+        Per-flow cap of the parameter-server flows (``inter="ps"``).
+    sharing : {"ps", "fcfs"}
+        Link sharing of the parameter-server links (``inter="ps"``).
+
+    Returns
+    -------
+    float or ndarray, s
+        Communication time of one step, with no overlap.
+
+    References
+    ----------
+    Seed 003 Sec. 4.4 (the scheme, following Goyal et al.); the costs of each
+    step are eq. 11 and eqs. 7-8 applied to each level (our own composition).
+    """
+    m = _checked("model_bytes", model_bytes)
+    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = _checked("machines", machines, minimum=1, integer=True)
+    g = _checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
+    bi = _checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
+    _checked_choice("inter", inter, ALLREDUCE_ALGORITHMS + ("ps",))
+    if inter == "ps":
+        p = _servers(_checked("n_ps", n_ps, minimum=1, integer=True))
+        cap = _checked_cap("per_flow_cap", per_flow_cap)
+        _checked_choice("sharing", sharing, LINK_SHARINGS)
+        across = _push_time(m, b, k, p, cap, sharing) + _pull_time(m, b, k, p, cap, sharing)
+    else:
+        across = _allreduce_time(m, b, k, inter)
+    t = _ring_time(m, bi, g) + across + _broadcast_time(m, bi, g)
+    return _out(t, model_bytes, bandwidth, machines, gpus_per_machine, intra_bandwidth,
+                n_ps, per_flow_cap)

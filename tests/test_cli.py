@@ -1,0 +1,154 @@
+"""The perfmodel command: outputs agree with the library; bad input exits 2 with one line."""
+
+import csv
+import io as stdio
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from optimizer import search
+from perfmodel import zoo
+from perfmodel.cli import main, parse_int_range, CliError
+from perfmodel.coarse import SyncCoarse, allreduce_step_time, sync_step_time
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_parse_int_range():
+    assert parse_int_range("1-4", "--w") == [1, 2, 3, 4]
+    assert parse_int_range("1-9:4", "--w") == [1, 5, 9]
+    assert parse_int_range("1,2,8", "--w") == [1, 2, 8]
+    with pytest.raises(CliError, match="--w"):
+        parse_int_range("a-b", "--w")
+
+
+def test_zoo_list_and_show(capsys):
+    code, out, _ = run(capsys, "zoo", "list", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and "resnet50" in data["dnns"] and "adam-imagenet22k" in data["dnns"]
+    assert "aws-p3.2xlarge" in data["clusters"] and "resnet50-pipedream" in data["profiles"]
+    code, out, _ = run(capsys, "zoo", "show", "vgg16", "--format", "json")
+    assert code == 0 and sum(l["weights"] for l in json.loads(out)["layers"]) == 138_357_544
+    code, out, _ = run(capsys, "zoo", "show", "resnet50")
+    assert code == 0 and "25,557,032 parameters" in out
+    code, out, _ = run(capsys, "zoo", "show", "aws-p3.2xlarge")
+    assert code == 0 and "nic_bandwidth: 1250000000.0" in out
+
+
+def test_zoo_schema(tmp_path, capsys):
+    code, out, _ = run(capsys, "zoo", "schema", "--out", str(tmp_path))
+    assert code == 0 and (tmp_path / "profile.schema.json").is_file()
+
+
+def test_predict_json_matches_library(capsys):
+    code, out, _ = run(capsys, "predict", "--model", "sync", "--workers", "1-8",
+                       "--bandwidth", "1Gbps,10Gbps", "--format", "json")
+    assert code == 0
+    records = json.loads(out)
+    assert len(records) == 16
+    p = zoo.profile("resnet50-pipedream")
+    for r in records:
+        expected = sync_step_time(p.model_bytes, r["bandwidth"], p.t_forward, p.t_backward,
+                                  p.t_update, r["workers"], sharing="hybrid")
+        assert r["step_time"] == pytest.approx(float(expected), rel=1e-12)
+        assert r["throughput"] == pytest.approx(r["workers"] * p.batch_size / r["step_time"])
+        assert sum(r["phases"].values()) == pytest.approx(r["step_time"])
+        assert r["bottleneck"] in r["phases"]
+        assert "epoch_time" in r
+
+
+def test_predict_allreduce_and_overrides(capsys):
+    code, out, _ = run(capsys, "predict", "--model", "allreduce", "--model-bytes", "100MB",
+                       "--t-forward", "40ms", "--t-backward", "80ms", "--workers", "2,4",
+                       "--bandwidth", "10Gbps", "--format", "json")
+    assert code == 0
+    for r in json.loads(out):
+        k = r["workers"]
+        # eq. 11 by hand: 0.12 s + 2 (K-1)/K * 1e8 B / 1.25e9 B/s
+        assert r["step_time"] == pytest.approx(0.12 + 2 * (k - 1) / k * 0.08)
+        assert r["n_ps"] == 0
+        assert r["step_time"] == pytest.approx(float(allreduce_step_time(1e8, 1.25e9, 0.04, 0.08, k)))
+
+
+def test_predict_csv_and_table(capsys):
+    code, out, _ = run(capsys, "predict", "--workers", "1-3", "--format", "csv")
+    rows = list(csv.DictReader(stdio.StringIO(out)))
+    assert code == 0 and len(rows) == 3 and "phase_downlink" in rows[0]
+    code, out, _ = run(capsys, "predict", "--workers", "1-3")
+    assert code == 0 and "throughput" in out.splitlines()[1] and len(out.splitlines()) == 5
+
+
+def test_optimize_default_matches_library(capsys):
+    code, out, _ = run(capsys, "optimize", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert {"best", "ranked", "n_evaluated", "seconds"} <= set(data)
+    assert {"n_workers", "n_replicas", "n_ps", "epoch_time", "layers"} <= set(data["best"])
+    expected = search(SyncCoarse(), zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge"),
+                      epoch_samples=1_281_167)
+    assert data["best"]["n_replicas"] == expected.best.config.n_replicas
+    assert data["best"]["n_ps"] == expected.best.config.n_ps
+    assert data["n_evaluated"] == expected.n_evaluated
+
+
+def test_optimize_objectives_differ(capsys):
+    _, out_t, _ = run(capsys, "optimize", "--format", "json", "--machines", "32",
+                      "--objective", "throughput")
+    _, out_c, _ = run(capsys, "optimize", "--format", "json", "--machines", "32", "--objective", "cost")
+    t, c = json.loads(out_t)["best"], json.loads(out_c)["best"]
+    assert t["throughput"] >= c["throughput"]
+    assert c["machines"] / c["throughput"] <= t["machines"] / t["throughput"]
+
+
+def test_optimize_infeasible_exits_1(capsys):
+    # sync with parameter servers needs a worker and a server: 1 machine cannot hold it
+    code, out, err = run(capsys, "optimize", "--machines", "1", "--cluster", "zoo:aws-p3.2xlarge")
+    assert code == 1 and out == "" and err.startswith("perfmodel: infeasible:")
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["predict", "--workers", "one-two"], "--workers"),
+    (["predict", "--bandwidth", "10 furlongs"], "--bandwidth"),
+    (["predict", "--t-forward=-3ms"], "--t-forward"),
+    (["predict", "--link-efficiency", "1.5"], "--link-efficiency"),
+    (["predict", "--profile", "zoo:nope"], "profile"),
+    (["optimize", "--machines", "0"], "--machines"),
+    (["zoo", "show", "nope"], "nope"),
+])
+def test_bad_flags_exit_2_with_one_line(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and needle in err and "Traceback" not in err
+
+
+def test_bad_file_names_file_and_field(tmp_path, capsys):
+    path = tmp_path / "cluster.yaml"
+    path.write_text("machines: 4\nnic_bandwidth: -10 Gbps\n")
+    code, out, err = run(capsys, "predict", "--cluster", str(path))
+    assert code == 2
+    assert err.strip() == f"perfmodel: error: {path}: nic_bandwidth: must be > 0, got -1250000000.0"
+
+
+def test_console_script_never_shows_a_traceback(tmp_path):
+    bad = tmp_path / "p.json"
+    bad.write_text('{"model_bytes": "1 MB", "t_forward": "nan", "t_backward": 1}')
+    proc = subprocess.run([sys.executable, "-m", "perfmodel", "predict", "--profile", str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "t_forward" in proc.stderr and "p.json" in proc.stderr
+
+
+def test_python_m_optimizer_is_perfmodel_optimize(capsys):
+    proc = subprocess.run([sys.executable, "-m", "optimizer", "--format", "json", "--top", "2"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0
+    code, out, _ = run(capsys, "optimize", "--format", "json", "--top", "2")
+    a, b = json.loads(proc.stdout), json.loads(out)
+    assert a["best"] == b["best"] and a["n_evaluated"] == b["n_evaluated"]
