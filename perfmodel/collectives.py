@@ -292,14 +292,20 @@ def ps_pull_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sha
     >>> ps_pull_time(100e6, 1.25e9, 4)      # 4 * 0.08 s
     0.32
     """
+    m, b, k, p, cap = _checked_ps_args(model_bytes, bandwidth, workers, n_ps, per_flow_cap, sharing)
+    t = _pull_time(m, b, k, p, cap, sharing)
+    return _out(t, model_bytes, bandwidth, workers, n_ps, per_flow_cap)
+
+
+def _checked_ps_args(model_bytes, bandwidth, workers, n_ps, per_flow_cap, sharing):
+    """Validated arrays of the PS transfer arguments (shared by pull and push)."""
     m = _checked("model_bytes", model_bytes)
     b = _checked("bandwidth", bandwidth, positive=True, finite=False)
     k = _checked("workers", workers, minimum=1, integer=True)
     p = _servers(_checked("n_ps", n_ps, minimum=1, integer=True))
     cap = _checked_cap("per_flow_cap", per_flow_cap)
     _checked_choice("sharing", sharing, LINK_SHARINGS)
-    t = _pull_time(m, b, k, p, cap, sharing)
-    return _out(t, model_bytes, bandwidth, workers, n_ps, per_flow_cap)
+    return m, b, k, p, cap
 
 
 def ps_push_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sharing="ps"):
@@ -341,12 +347,7 @@ def ps_push_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sha
     >>> ps_push_time(100e6, 1.25e9, 4, sharing="fcfs")
     0.08
     """
-    m = _checked("model_bytes", model_bytes)
-    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
-    k = _checked("workers", workers, minimum=1, integer=True)
-    p = _servers(_checked("n_ps", n_ps, minimum=1, integer=True))
-    cap = _checked_cap("per_flow_cap", per_flow_cap)
-    _checked_choice("sharing", sharing, LINK_SHARINGS)
+    m, b, k, p, cap = _checked_ps_args(model_bytes, bandwidth, workers, n_ps, per_flow_cap, sharing)
     t = _push_time(m, b, k, p, cap, sharing)
     return _out(t, model_bytes, bandwidth, workers, n_ps, per_flow_cap)
 
