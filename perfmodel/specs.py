@@ -145,6 +145,13 @@ def _coerce(name: str, value, meta):
         if len(out) != 2:
             _fail(name, f"expected an integer or two integers, got {value!r}")
         return out
+    elif kind == "floats":
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            _fail(name, f"expected a list of numbers, got {value!r}")
+        out = tuple(_as_float(f"{name}[{i}]", v, meta["unit"]) for i, v in enumerate(value))
+        for i, v in enumerate(out):
+            _check_bounds(f"{name}[{i}]", v, meta)
+        return out
     elif kind == "names":
         if isinstance(value, str) or not hasattr(value, "__iter__"):
             _fail(name, f"expected a list of names, got {value!r}")
@@ -269,6 +276,10 @@ def _field_schema(meta) -> dict:
     elif kind == "pair":
         item = {"type": "integer", "minimum": meta["minimum"]}
         schema = {"anyOf": [item, {"type": "array", "items": item, "minItems": 2, "maxItems": 2}]}
+    elif kind == "floats":
+        item = _field_schema(dict(meta, kind="float", optional=False))
+        item.pop("description")
+        schema = {"type": "array", "items": item}
     elif kind == "names":
         schema = {"type": "array", "items": {"type": "string"}}
     elif kind == "layers":
@@ -421,12 +432,44 @@ class Cluster(Spec):
     sharing_weight: float = spec_field("float", doc="weight of PS sharing against FCFS "
                                                     "(0.5: seed 003 eq. 9)",
                                        minimum=0, maximum=1, default=0.5)
+    # Seed 004 hardware constants (Sec. 4), measured by `perfmodel calibrate`.
+    c_muladd: float = spec_field("float", doc="C_muladd: one multiply-add with its data in cache",
+                                 unit="s", minimum=0, exclusive_minimum=True, optional=True)
+    c_muladd_mem: float = spec_field("float", doc="C_muladd with the weights out of cache "
+                                                  "(streamed from memory)",
+                                     unit="s", minimum=0, exclusive_minimum=True, optional=True)
+    c_act: float = spec_field("float", doc="C_act: one activation function", unit="s",
+                              minimum=0, optional=True)
+    c_err: float = spec_field("float", doc="C_err: one error-function evaluation", unit="s",
+                              minimum=0, optional=True)
+    cache_bytes: float = spec_field("float", doc="last-level cache of one machine", unit="B",
+                                    minimum=0, exclusive_minimum=True, optional=True)
+    interference: tuple = spec_field("floats", doc="C_interf(H) for H = 1, 2, ...: H-thread time "
+                                                   "over one-thread time (first entry 1)",
+                                     minimum=0, exclusive_minimum=True, optional=True)
+    latency_per_thread: float = spec_field("float", doc="growth of C_ncost(H) per extra thread",
+                                           unit="s", minimum=0, default=0.0)
+    activation_bytes: float = spec_field("float", doc="C_bits: size of one activation or error term",
+                                         unit="B", minimum=0, exclusive_minimum=True, default=4.0)
+    weight_bytes: float = spec_field("float", doc="size of one weight", unit="B",
+                                     minimum=0, exclusive_minimum=True, default=4.0)
+    peak_flops: float = spec_field("float", doc="peak compute of one machine", unit="FLOP/s",
+                                   minimum=0, exclusive_minimum=True, optional=True)
+    read_period: int = spec_field("int", doc="N_read: samples a replica trains between weight reads",
+                                  minimum=1, optional=True)
+    write_period: int = spec_field("int", doc="samples a replica trains between weight writes",
+                                   minimum=1, optional=True)
     source: str = spec_field("str", doc="provenance of the numbers", default="")
 
     def _check(self):
         if self.gpus_per_machine > 1 and self.intra_bandwidth is None:
             _fail("intra_bandwidth", "is required when gpus_per_machine > 1 "
                                      f"(gpus_per_machine={self.gpus_per_machine})")
+        if self.interference is not None:
+            if not self.interference:
+                _fail("interference", "must list C_interf(1), C_interf(2), ...; got []")
+            if abs(self.interference[0] - 1.0) > 1e-9:
+                _fail("interference[0]", f"C_interf(1) is 1 by definition, got {self.interference[0]!r}")
 
     @property
     def effective_bandwidth(self) -> float:

@@ -21,7 +21,10 @@ VALID = {
     Profile: {"model_bytes": "97.49MB", "t_forward": "40ms", "t_backward": "80ms",
               "t_update": "5ms", "batch_size": 32},
     Cluster: {"machines": 8, "nic_bandwidth": "10Gbps", "latency": "50us",
-              "per_flow_cap": "10Gbps", "gpus_per_machine": 2, "intra_bandwidth": "100GB/s"},
+              "per_flow_cap": "10Gbps", "gpus_per_machine": 2, "intra_bandwidth": "100GB/s",
+              "c_muladd": "0.2ns", "c_muladd_mem": "1ns", "c_act": "2ns", "c_err": "2ns",
+              "cache_bytes": "20MiB", "interference": [1.0, 1.1, 1.3], "read_period": 70,
+              "write_period": 40, "peak_flops": "268.8 GFLOP/s"},
     Config: {"n_workers": 2, "n_replicas": 4, "n_ps": 2, "mode": "async", "epoch_samples": 1000},
 }
 
@@ -54,6 +57,8 @@ def _bad_values(meta):
         bad += ["3x3", [lo - 1, 3], [1.5, 2], lo - 1, [1, 2, 3] if kind == "pair" else []]
     elif kind == "names":
         bad += ["a", [1]]
+    elif kind == "floats":
+        bad += ["1.0", [1.0, "x"], [1.0, float("nan")], [1.0, -2.0]]
     elif kind == "layers":
         bad += ["x", [], [{"name": "a"}]]
     return bad
@@ -116,6 +121,8 @@ def test_frozen():
 def test_cross_field_rules():
     with pytest.raises(SpecError, match="intra_bandwidth"):
         Cluster(machines=2, nic_bandwidth=1e9, gpus_per_machine=8)
+    with pytest.raises(SpecError, match=r"interference\[0\]"):
+        Cluster(machines=2, nic_bandwidth=1e9, interference=[1.5, 2.0])
     with pytest.raises(SpecError, match="t_forward"):
         Profile(model_bytes=1e6, t_forward=0.0, t_backward=0.0)
     layer = {"name": "a", "kind": "fc", "out_shape": [2]}
@@ -155,8 +162,15 @@ def test_schema_accepts_valid_and_matches_fields(cls):
     assert set(schema["properties"]) == {f.name for f in dataclasses.fields(cls)}
 
 
-@pytest.mark.parametrize("cls, name, bad", [c for c in CASES if not isinstance(c[2], float)
-                                            or math.isfinite(c[2])],
+def _json_expressible(value):
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_expressible(v) for v in value)
+    return True
+
+
+@pytest.mark.parametrize("cls, name, bad", [c for c in CASES if _json_expressible(c[2])],
                          ids=lambda v: str(v)[:20])
 def test_schema_rejects_what_specs_reject(cls, name, bad):
     """Where JSON can express the bad value, the schema rejects it too (one source of truth)."""
