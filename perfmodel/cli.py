@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import io, registry, units, zoo
 from .errors import Infeasible, SpecError
-from .specs import Cluster, Profile
+from .specs import Cluster, Config, Profile
 
 __all__ = ["main", "build_parser", "parse_int_range", "DEFAULTS"]
 
@@ -23,6 +23,7 @@ __all__ = ["main", "build_parser", "parse_int_range", "DEFAULTS"]
 #: layer-wise optimizer (seed 004) lands: a measured ResNet-50 profile on AWS
 #: p3.2xlarge machines (seed 003's GPU testbed).
 DEFAULTS = {"profile": "zoo:resnet50-pipedream", "cluster": "zoo:aws-p3.2xlarge",
+            "dnn": "zoo:adam-imagenet22k", "layerwise_cluster": "zoo:yan2015",
             "epoch_samples": 1_281_167}  # ImageNet-1k training set
 
 
@@ -57,14 +58,40 @@ def _quantities(text: str, unit: str, flag: str) -> list[float]:
         raise CliError(f"{flag}: {err.message}") from None
 
 
+_ZOO = {"profile": (zoo.profile_names, zoo.profile), "cluster": (zoo.cluster_names, zoo.cluster),
+        "dnn": (zoo.names, zoo.load)}
+
+
 def _resolve(source: str, kind: str):
     """``zoo:NAME``, a zoo name, or a file path -> spec."""
     name = source[4:] if source.startswith("zoo:") else source
-    if source.startswith("zoo:") or not Path(source).exists():
-        names = zoo.profile_names() if kind == "profile" else zoo.cluster_names()
-        if name in names or source.startswith("zoo:"):
-            return zoo.profile(name) if kind == "profile" else zoo.cluster(name)
+    names, get = _ZOO[kind]
+    if source.startswith("zoo:") or (not Path(source).exists() and name in names()):
+        return get(name)
     return io.load(source, kind)
+
+
+def _epoch_samples(args, dnn_name: str = "") -> int:
+    """The --epoch-samples flag, else the dataset size of a zoo DNN, else ImageNet-1k."""
+    if args.epoch_samples is not None:
+        return args.epoch_samples
+    return zoo.dataset_samples(dnn_name) or DEFAULTS["epoch_samples"]
+
+
+def parse_configs(text: str, flag: str = "--config") -> list[Config]:
+    """``"4/4/4"`` or ``"4/4/4,2/9/2"`` (workers/replicas/servers) -> Configs."""
+    out = []
+    for part in text.split(","):
+        bits = part.strip().split("/")
+        try:
+            w, r, s = (int(b) for b in bits)
+        except ValueError:
+            raise CliError(f"{flag}: cannot read {part!r} (use W/R/PS, e.g. 4/4/4)") from None
+        try:
+            out.append(Config(n_workers=w, n_replicas=r, n_ps=s))
+        except SpecError as err:
+            raise CliError(f"{flag}: {part}: {err}") from None
+    return out
 
 
 _PROFILE_FLAGS = {"model_bytes": "B", "t_forward": "s", "t_backward": "s", "t_update": "s"}
@@ -86,7 +113,8 @@ def _workload(args) -> Profile:
 
 
 def _cluster(args) -> Cluster:
-    cluster = _resolve(args.cluster, "cluster")
+    default = DEFAULTS["layerwise_cluster" if args.model == "layerwise" else "cluster"]
+    cluster = _resolve(args.cluster or default, "cluster")
     changes = {}
     if getattr(args, "machines", None) is not None and args.machines > cluster.machines:
         changes["machines"] = args.machines
@@ -101,15 +129,18 @@ def _cluster(args) -> Cluster:
         raise CliError(f"--{err.field.replace('_', '-')}: {err.message}") from None
 
 
+_MODEL_FLAGS = {"sync": ("sharing", "overlap"), "allreduce": ("algorithm", "overlap"),
+                "layerwise": ("mw_position", "cache_model", "threads")}
+
+
 def _model(args):
-    options = {"sharing": getattr(args, "sharing", None),
-               "overlap": True if getattr(args, "overlap", False) else None,
-               "algorithm": getattr(args, "algorithm", None)}
-    if args.model == "allreduce":
-        options.pop("sharing")
-        options.pop("overlap")
-    else:
-        options.pop("algorithm")
+    options = {}
+    for flag in _MODEL_FLAGS[args.model]:
+        value = getattr(args, flag, None)
+        options[flag] = (True if value else None) if flag == "overlap" else value
+    for flag in {f for flags in _MODEL_FLAGS.values() for f in flags} - set(options):
+        if getattr(args, flag, None) not in (None, False):
+            raise CliError(f"--{flag.replace('_', '-')}: not an option of --model {args.model}")
     return registry.make(args.model, **options)
 
 
@@ -195,7 +226,52 @@ def cmd_zoo(args) -> str:
     raise CliError(f"zoo show: no DNN, profile or cluster called {name!r} (see `perfmodel zoo list`)")
 
 
+def _layer_rows(est) -> list[dict]:
+    rows = []
+    for layer in est.meta["layers"]:
+        row = {"layer": layer["name"], "P": layer["partitions"], "H": layer["threads"],
+               "R": layer["replicas"]}
+        row.update({f"{c}_ms": layer[c] * 1e3 for c in ("U_f", "M_f", "U_b", "M_b", "U_w")})
+        row["epoch_min"] = layer["epoch_share"] / 60.0
+        rows.append(row)
+    return rows
+
+
+def _predict_layerwise(args) -> str:
+    model = _model(args)
+    dnn, cluster = _resolve(args.dnn or DEFAULTS["dnn"], "dnn"), _cluster(args)
+    samples = _epoch_samples(args, dnn.name)
+    configs = parse_configs(args.config or "4/4/4")
+    records, text = [], []
+    for cfg in configs:
+        est = model.estimate(dnn, cluster, cfg.replace(epoch_samples=samples))
+        record = {"n_workers": cfg.n_workers, "n_replicas": cfg.n_replicas, "n_ps": cfg.n_ps}
+        record.update(est.to_dict())
+        meta = record.pop("meta")
+        record["layers"] = meta["layers"]
+        record["weight_reads"] = {k: meta[k] for k in ("M_w_min", "M_w_max", "M_w")}
+        records.append(record)
+        phases = ", ".join(f"{k} {v * samples / 60:.3g}" for k, v in est.phases.items())
+        text.append(f"{dnn.name} on {cluster.name or 'cluster'}, {cfg.n_workers} workers x "
+                    f"{cfg.n_replicas} replicas, {cfg.n_ps} PS, {samples:,} samples: "
+                    f"epoch {est.epoch_time / 60:.3f} min ({est.throughput:.1f} samples/s), "
+                    f"bottleneck {est.bottleneck} (layer {meta['bottleneck_layer']})\n"
+                    f"epoch minutes by component: {phases}\n"
+                    f"weight read per sync: M_w {meta['M_w']:.4g} s in "
+                    f"[{meta['M_w_min']:.4g}, {meta['M_w_max']:.4g}] (eqs. 11, 10)\n"
+                    + _table(_layer_rows(est), ["layer", "P", "H", "R", "U_f_ms", "M_f_ms",
+                                                "U_b_ms", "M_b_ms", "U_w_ms", "epoch_min"]))
+    if args.format == "json":
+        return _json(records)
+    if args.format == "csv":
+        return _csv([{k: v for k, v in r.items() if k not in ("layers", "weight_reads")}
+                     for r in records])
+    return "\n".join(text)
+
+
 def cmd_predict(args) -> str:
+    if args.model == "layerwise":
+        return _predict_layerwise(args)
     model = _model(args)
     profile, cluster = _workload(args), _cluster(args)
     workers = parse_int_range(args.workers, "--workers")
@@ -204,7 +280,7 @@ def cmd_predict(args) -> str:
     from .sweep import grid_records
 
     records = grid_records(model, profile, cluster, workers=workers, bandwidths=bandwidths,
-                           n_ps=n_ps, epoch_samples=args.epoch_samples)
+                           n_ps=n_ps, epoch_samples=_epoch_samples(args, profile.dnn))
     if args.format == "json":
         return _json(records)
     if args.format == "csv":
@@ -224,7 +300,7 @@ def cmd_optimize(args) -> str:
     model = _model(args)
     profile, cluster = _workload(args), _cluster(args)
     result = search(model, profile, cluster, machines=args.machines, objective=args.objective,
-                    top=args.top, epoch_samples=args.epoch_samples)
+                    top=args.top, epoch_samples=_epoch_samples(args, profile.dnn))
     data = result.to_dict()
     data["exhaustive"] = True  # the coarse search enumerates every configuration
     if args.format == "json":
@@ -245,14 +321,29 @@ def cmd_optimize(args) -> str:
     return head + _table(rows, columns)
 
 
+def cmd_calibrate(args) -> str:
+    from . import calibrate as cal
+
+    base = _resolve(args.base, "cluster")
+    result = cal.calibrate(quick=args.quick, max_threads=args.threads, seed=args.seed)
+    cluster = cal.calibrated_cluster(base, result)
+    cluster = cluster.replace(name=f"{base.name or 'cluster'}-calibrated")
+    if args.out:
+        io.save(cluster, args.out)
+    if args.format == "json":
+        return _json({"calibration": result.to_dict(), "cluster": cluster.to_dict()})
+    tail = f"wrote {args.out}\n" if args.out else "(use --out FILE to write the cluster file)\n"
+    return result.summary() + "\n" + tail
+
+
 # ---------------------------------------------------------------- parser
 def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...]) -> None:
     p.add_argument("--model", choices=registry.model_names(), default="sync",
                    help="performance model (default: sync)")
     p.add_argument("--profile", default=DEFAULTS["profile"],
                    help="coarse profile: FILE (JSON/YAML) or zoo:NAME (default: %(default)s)")
-    p.add_argument("--cluster", default=DEFAULTS["cluster"],
-                   help="cluster: FILE or zoo:NAME (default: %(default)s)")
+    p.add_argument("--cluster", help=f"cluster: FILE or zoo:NAME (default: {DEFAULTS['cluster']}, "
+                                     f"{DEFAULTS['layerwise_cluster']} for --model layerwise)")
     for name, unit in _PROFILE_FLAGS.items():
         p.add_argument("--" + name.replace("_", "-"), metavar=unit,
                        help=f"override the profile's {name} (unit string, e.g. 100MB or 40ms)")
@@ -264,8 +355,13 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...]) 
     p.add_argument("--algorithm", choices=("ring", "tree"), help="all-reduce algorithm")
     p.add_argument("--link-efficiency", type=float, help="goodput over line rate (default 1)")
     p.add_argument("--per-flow-cap", help="largest rate of one flow, e.g. 10Gbps")
-    p.add_argument("--epoch-samples", type=int, default=DEFAULTS["epoch_samples"],
-                   help="samples per epoch for epoch_time (default: ImageNet-1k, %(default)s)")
+    p.add_argument("--epoch-samples", type=int,
+                   help="samples per epoch (default: the zoo DNN's data set, else ImageNet-1k's "
+                        f"{DEFAULTS['epoch_samples']:,})")
+    p.add_argument("--mw-position", type=float,
+                   help="layerwise: M_w between eq. 11 (0) and eq. 10 (1), default 0.5")
+    p.add_argument("--cache-model", choices=("blend", "step"), help="layerwise: cache model")
+    p.add_argument("--threads", type=int, help="layerwise: threads per worker (default: cores)")
     p.add_argument("--format", choices=with_format, default="table")
 
 
@@ -283,6 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("predict", help="predict step time and throughput over a grid")
     _add_job_flags(p, with_format=("table", "json", "csv"))
+    p.add_argument("--dnn", help=f"layerwise: DNN FILE or zoo:NAME (default {DEFAULTS['dnn']})")
+    p.add_argument("--config", help="layerwise: W/R/PS, or several: 4/4/4,2/9/2 (default 4/4/4)")
     p.add_argument("--workers", default="1-16", help="workers: 1-16, 1-16:2 or 1,2,4 (default 1-16)")
     p.add_argument("--bandwidth", help="NIC bandwidth(s), e.g. 10Gbps or 1Gbps,10Gbps "
                                        "(default: the cluster's)")
@@ -295,10 +393,20 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--top", type=int, default=5, help="ranked configurations to show")
     o.add_argument("--exhaustive", action="store_true",
                    help="brute-force search (the coarse search always is)")
+
+    c = sub.add_parser("calibrate", help="measure seed 004's hardware constants on this machine")
+    c.add_argument("--base", default=DEFAULTS["layerwise_cluster"],
+                   help="cluster whose network and machine count are kept (default: %(default)s)")
+    c.add_argument("--out", help="write the calibrated cluster file here (JSON or YAML)")
+    c.add_argument("--quick", action="store_true", help="a few seconds instead of about one")
+    c.add_argument("--threads", type=int, help="measure C_interf(H) up to this H (default: cores)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--format", choices=("table", "json"), default="table")
     return parser
 
 
-_COMMANDS = {"zoo": cmd_zoo, "predict": cmd_predict, "optimize": cmd_optimize}
+_COMMANDS = {"zoo": cmd_zoo, "predict": cmd_predict, "optimize": cmd_optimize,
+             "calibrate": cmd_calibrate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -152,3 +152,48 @@ def test_python_m_optimizer_is_perfmodel_optimize(capsys):
     code, out, _ = run(capsys, "optimize", "--format", "json", "--top", "2")
     a, b = json.loads(proc.stdout), json.loads(out)
     assert a["best"] == b["best"] and a["n_evaluated"] == b["n_evaluated"]
+
+
+def test_predict_layerwise_matches_library(capsys):
+    from perfmodel.layerwise import LayerWise
+    from perfmodel.specs import Config
+
+    code, out, _ = run(capsys, "predict", "--model", "layerwise", "--dnn", "zoo:adam-imagenet22k",
+                       "--cluster", "zoo:yan2015", "--config", "4/4/4,2/9/2", "--format", "json")
+    assert code == 0
+    records = json.loads(out)
+    assert [(r["n_workers"], r["n_replicas"], r["n_ps"]) for r in records] == [(4, 4, 4), (2, 9, 2)]
+    for r in records:
+        cfg = Config(n_workers=r["n_workers"], n_replicas=r["n_replicas"], n_ps=r["n_ps"],
+                     epoch_samples=15_000_000)
+        est = LayerWise().estimate(zoo.load("adam-imagenet22k"), zoo.cluster("yan2015"), cfg)
+        assert r["epoch_time"] == pytest.approx(est.epoch_time, rel=1e-12)
+        assert len(r["layers"]) == 8 and r["bottleneck"] in r["phases"]
+        assert r["weight_reads"]["M_w_min"] <= r["weight_reads"]["M_w"] <= r["weight_reads"]["M_w_max"]
+    code, out, _ = run(capsys, "predict", "--model", "layerwise", "--config", "4/4/4")
+    assert code == 0 and "epoch" in out and "softmax" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["predict", "--model", "layerwise", "--config", "4/4"], "--config"),
+    (["predict", "--model", "layerwise", "--config", "0/4/4"], "--config"),
+    (["predict", "--model", "layerwise", "--mw-position", "2"], "mw_position"),
+    (["predict", "--model", "sync", "--mw-position", "0.3"], "--mw-position"),
+    (["predict", "--model", "layerwise", "--cluster", "zoo:aws-p3.2xlarge"], "c_muladd"),
+    (["predict", "--model", "layerwise", "--config", "5/5/1"], "infeasible"),
+])
+def test_layerwise_bad_input(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code in (1, 2) and out == "" and len(err.strip().splitlines()) == 1 and needle in err
+
+
+def test_calibrate_writes_a_cluster_the_model_reads(tmp_path, capsys):
+    path = tmp_path / "here.yaml"
+    code, out, _ = run(capsys, "calibrate", "--quick", "--threads", "1", "--out", str(path))
+    assert code == 0 and "C_muladd" in out
+    from perfmodel import io
+    cluster = io.load_cluster(path)
+    assert cluster.name == "yan2015-calibrated" and cluster.interference == (1.0,)
+    code, out, _ = run(capsys, "predict", "--model", "layerwise", "--dnn", "adam-mnist",
+                       "--cluster", str(path), "--config", "2/9/2", "--format", "json")
+    assert code == 0 and json.loads(out)[0]["epoch_time"] > 0

@@ -16,7 +16,15 @@ from ..errors import SpecError
 from ..io import load as _load_file
 from ..specs import DNN, Cluster, Profile
 
-__all__ = ["names", "load", "profile_names", "profile", "cluster_names", "cluster"]
+__all__ = ["names", "load", "profile_names", "profile", "cluster_names", "cluster",
+           "dataset_samples", "DATASET_SAMPLES"]
+
+#: Training-set sizes (samples per epoch) of the data sets the zoo's DNNs are
+#: trained on: MNIST 60,000 and ImageNet-22K "over 15 million" (seed 004 Sec. 6.1),
+#: ImageNet-1k 1,281,167 for the torchvision networks.
+DATASET_SAMPLES = {"adam-mnist": 60_000, "adam-imagenet22k": 15_000_000,
+                   **{n: 1_281_167 for n in ("alexnet", "vgg11", "vgg16", "resnet50", "resnet152",
+                                             "inception_v3", "googlenet")}}
 
 _HERE = Path(__file__).parent
 
@@ -32,6 +40,11 @@ def _get(folder: str, kind: str, name: str):
         known = ", ".join(_names(folder))
         raise SpecError(kind, f"no {kind} called {name!r} in the zoo (known: {known})")
     return _load_file(path, kind)
+
+
+def dataset_samples(name: str) -> int | None:
+    """Samples in one epoch of the data set the zoo DNN ``name`` trains on (None if unknown)."""
+    return DATASET_SAMPLES.get(name)
 
 
 def names() -> list[str]:
