@@ -24,7 +24,12 @@ sample (fully connected, softmax) streams them, and pays ``c_muladd`` for the
 fraction of the worker's weights that fits in the cache and ``c_muladd_mem``
 for the rest (``cache_model="blend"``), or all-or-nothing
 (``cache_model="step"``).  Partitioning shrinks a worker's share of the
-weights, so the same machine computes faster: super-linear speedup.
+weights, so the same machine computes faster: super-linear speedup.  The
+working set is, by default (``working_set="worker"``), every weight the
+busiest worker of a replica holds (all its layers' segments);
+``working_set="layer"`` takes only the streaming layer's own segment (the
+weights a thread streams while it computes that layer; the other layers'
+weights are not touched meanwhile).
 
 Decisions where the paper is silent (each a named option or written here):
 
@@ -36,9 +41,23 @@ Decisions where the paper is silent (each a named option or written here):
 * C_ncost is paid by a segment only when it receives remote data (no message,
   no latency); C_ncost(H) = latency + latency_per_thread * (H - 1).
 * C_nbw(H) = C_nbw / H (DESIGN.md), C_nbw = NIC rate x link efficiency.
+  In eqs. 10-11 the paper writes C_nbw(H(l)) too, so by default
+  (``read_bandwidth="thread"``) a weight read also gets 1/H of the NIC.
+  ``read_bandwidth="machine"`` reads at the whole C_nbw (H = 1 in eqs.
+  10-11): the H threads of a worker share one copy of the weights in memory
+  (Sec. 4.2.1, "sharing weights through shared memory"), so the worker
+  fetches them once, not once per thread.  C_ncost(H) keeps H either way.
 * M_w = M_w^min + ``mw_position`` * (M_w^max - M_w^min) (DESIGN.md: 0 best
   case, 1 worst case); with one replica and no parameter server there is
   nothing to read and M_w = 0.
+* T_epoch's read term is M_w N_sample / N_read as printed
+  (``read_term="printed"``, DESIGN.md): every one of the N_sample / N_read
+  reads of the epoch stalls the job for M_w, i.e. the reads of different
+  replicas never overlap in time (the premise of eq. 11).
+  ``read_term="per_replica"`` divides it by N_mr: each replica stalls only
+  itself, for the N_sample / (N_mr N_read) reads it makes, while the other
+  replicas go on training (the premise of eq. 10, where the N_mr replicas
+  read at the same time and the N_mr factor is already in M_w).
 * W'(l, p) of eq. 7 (connections from layer l+1 into segment p) is the next
   layer's connections times segment p's share of layer l's neurons; the last
   layer has none.
@@ -51,6 +70,8 @@ References
 ----------
 Seed 004 (``004_6ca1a0991c6bf252.txt``): Sec. 4.1 eqs. 5-8, Sec. 4.2 eqs. 9-11
 and T_epoch, Fig. 7 (configuration variables), Sec. 6 (testbed).
+``tests/test_table1.py`` reproduces Table 1 and Figs. 8-9 with the defaults and
+with ``read_bandwidth="machine", mw_position=0`` and says what stays off.
 """
 
 from __future__ import annotations
@@ -445,6 +466,9 @@ def _segment_traffic(dnn: DNN, index: int, plan: Plan) -> tuple[np.ndarray, np.n
 # ---------------------------------------------------------------- the model
 _CACHE_MODELS = ("blend", "step")
 _WEIGHT_SIZES = ("parameters", "connections")
+_READ_BANDWIDTHS = ("thread", "machine")
+_READ_TERMS = ("printed", "per_replica")
+_WORKING_SETS = ("worker", "layer")
 _REQUIRED_HARDWARE = ("c_muladd",)
 
 
@@ -463,6 +487,16 @@ class LayerWise:
         weights within a sample and computes at the in-cache rate.
     weight_size : {"parameters", "connections"}
         What W(l) of eqs. 10-11 counts (see module doc).
+    read_bandwidth : {"thread", "machine"}
+        C_nbw(H) = C_nbw / H in eqs. 10-11 as printed (``"thread"``), or the
+        whole NIC, the weights being read once per worker (``"machine"``).
+    read_term : {"printed", "per_replica"}
+        T_epoch's read term M_w N_sample / N_read as printed, or divided by
+        N_mr (each replica's reads stall only that replica).
+    working_set : {"worker", "layer"}
+        What must fit in the cache for a streaming layer to compute at the
+        in-cache rate: all the weights the busiest worker holds, or that
+        layer's segment only.
     threads : int, optional
         H(l) of the default plan (default: the cluster's cores).
 
@@ -487,6 +521,9 @@ class LayerWise:
     cache_model: str = "blend"
     reuse_threshold: float = 8.0
     weight_size: str = "parameters"
+    read_bandwidth: str = "thread"
+    read_term: str = "printed"
+    working_set: str = "worker"
     threads: int | None = None
     #: Configurations use parameter servers (searches read this).
     uses_parameter_servers = True
@@ -500,6 +537,11 @@ class LayerWise:
         if self.weight_size not in _WEIGHT_SIZES:
             raise SpecError("weight_size", f"must be one of {', '.join(_WEIGHT_SIZES)}; "
                                            f"got {self.weight_size!r}")
+        for name, allowed in (("read_bandwidth", _READ_BANDWIDTHS), ("read_term", _READ_TERMS),
+                              ("working_set", _WORKING_SETS)):
+            if getattr(self, name) not in allowed:
+                raise SpecError(name, f"must be one of {', '.join(allowed)}; "
+                                      f"got {getattr(self, name)!r}")
         if not (math.isfinite(self.reuse_threshold) and self.reuse_threshold > 0):
             raise SpecError("reuse_threshold", f"must be > 0, got {self.reuse_threshold!r}")
 
@@ -545,6 +587,15 @@ class LayerWise:
                 np.add.at(held, lp.segment_workers(r), params)
         return float(held.max())
 
+    def _layer_working_set(self, dnn: DNN, index: int, plan: Plan, cluster: Cluster) -> float:
+        """Bytes of layer ``index``'s weights held by one worker (its busiest one)."""
+        layer, lp = dnn.layers[index], plan.layers[index]
+        params = _part.segment_params(layer, lp.partitions) * cluster.weight_bytes
+        held = np.zeros(max(lp.workers) + 1)
+        for r in range(lp.replicas):
+            np.add.at(held, lp.segment_workers(r), params)
+        return float(held.max())
+
     # -- evaluation
     def weight_reads(self, dnn: DNN, cluster: Cluster, config: Config, plan: Plan) -> dict:
         """M_w^min (eq. 11), M_w^max (eq. 10) and the M_w used, in seconds per read."""
@@ -552,6 +603,9 @@ class LayerWise:
             return {"M_w_min": 0.0, "M_w_max": 0.0, "M_w": 0.0}
         w = self._weight_bytes(dnn, cluster)
         h = np.array([lp.threads for lp in plan.layers])
+        if self.read_bandwidth == "machine":
+            # Bandwidth of the whole NIC; the latency C_ncost(H) keeps its H.
+            w = w / h
         bw = cluster.effective_bandwidth
         m_max = float(weight_read_time_max(w, config.n_replicas, bw, h, cluster.latency,
                                            cluster.latency_per_thread))
@@ -562,9 +616,12 @@ class LayerWise:
 
     def layer_table(self, dnn: DNN, cluster: Cluster, config: Config, plan: Plan) -> list[LayerCosts]:
         """Per-layer costs of ``plan`` (slowest segment of each layer)."""
-        working_set = self._working_set(dnn, plan, cluster)
+        if self.working_set == "layer":
+            sets = [self._layer_working_set(dnn, i, plan, cluster) for i in range(len(dnn.layers))]
+        else:
+            sets = [self._working_set(dnn, plan, cluster)] * len(dnn.layers)
         return [layer_costs(dnn, i, plan, cluster, config.n_replicas,
-                            c_muladd=self._muladd(dnn, i, plan, cluster, working_set))
+                            c_muladd=self._muladd(dnn, i, plan, cluster, sets[i]))
                 for i in range(len(dnn.layers))]
 
     def evaluate(self, dnn: DNN, cluster: Cluster, config: Config, plan: Plan) -> Estimate:
@@ -575,7 +632,8 @@ class LayerWise:
         table = self.layer_table(dnn, cluster, config, plan)
         reads = self.weight_reads(dnn, cluster, config, plan)
         phases = {c: sum(getattr(t, c) / t.parallelism for t in table) for c in COMPONENTS[:5]}
-        phases["M_w"] = reads["M_w"] / read_period
+        reads_stall = read_period * (config.n_replicas if self.read_term == "per_replica" else 1)
+        phases["M_w"] = reads["M_w"] / reads_stall
         per_sample = sum(phases.values())
         worst = max(table, key=lambda t: t.total / t.parallelism)
         layers = [dict(t.plan.to_dict(), name=t.name, parallelism=t.parallelism,
@@ -584,6 +642,8 @@ class LayerWise:
                        epoch_share=samples * t.total / t.parallelism) for t in table]
         meta = {"model": "LayerWise", "mw_position": self.mw_position,
                 "cache_model": self.cache_model, "weight_size": self.weight_size,
+                "read_bandwidth": self.read_bandwidth, "read_term": self.read_term,
+                "working_set": self.working_set,
                 "n_workers": config.n_workers, "n_replicas": config.n_replicas,
                 "n_ps": config.n_ps, "samples": samples, "read_period": read_period,
                 "working_set_bytes": self._working_set(dnn, plan, cluster),
