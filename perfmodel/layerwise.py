@@ -63,8 +63,11 @@ Decisions where the paper is silent (each a named option or written here):
   layer has none.
 * With layer replication, replica r of layer l takes its inputs from replica
   ``r mod R(l-1)`` of layer l-1 and sends errors to replica ``r mod R(l+1)``.
-* A layer's time is that of its slowest segment (Sec. 4.1); the breakdown
-  reports that segment's components.
+* A layer's time is that of its slowest segment (Sec. 4.1), taken component
+  by component (the largest U_f, M_f, U_b, M_b, U_w over its segments): the
+  same when segments are balanced, as the paper assumes, an upper bound
+  otherwise, and it keeps T_epoch a sum of terms over adjacent layer pairs,
+  so the optimizer's dynamic program is exact (``optimizer.dp``).
 
 References
 ----------
@@ -91,6 +94,7 @@ __all__ = [
     "COMPONENTS", "feedforward_compute_time", "backprop_compute_time", "weight_update_time",
     "transfer_time", "threaded_compute_time", "interference_factor", "thread_bandwidth",
     "thread_latency", "weight_read_time_max", "weight_read_time_min", "weight_read_time",
+    "weight_read_terms_max", "weight_read_terms_min",
     "epoch_time", "muladd_time", "LayerPlan", "Plan", "default_plan", "LayerCosts",
     "layer_costs", "LayerWise", "producer_index",
 ]
@@ -234,10 +238,16 @@ def weight_read_time_max(weight_bytes, replicas, bandwidth, threads, latency, pe
     >>> weight_read_time_max([1e6, 3e6], 2, 1e9, [1, 1], 0.0)   # 2 * 4e6 / 1e9
     0.008
     """
-    w = np.asarray(weight_bytes, dtype=float)
-    per_layer = (thread_latency(latency, threads, per_thread)
-                 + np.asarray(replicas)[..., None] * w / thread_bandwidth(bandwidth, threads))
-    return _out(per_layer.sum(axis=-1))
+    terms = weight_read_terms_max(weight_bytes, np.asarray(replicas)[..., None], bandwidth,
+                                  threads, latency, per_thread)
+    return _out(terms.sum(axis=-1))
+
+
+def weight_read_terms_max(weight_bytes, replicas, bandwidth, threads, latency, per_thread=0.0):
+    """The per-layer terms of eq. 10, C_ncost(H(l)) + N_mr W(l) / C_nbw(H(l)) (they broadcast)."""
+    return (thread_latency(latency, threads, per_thread)
+            + np.asarray(replicas) * np.asarray(weight_bytes, dtype=float)
+            / thread_bandwidth(bandwidth, threads))
 
 
 def weight_read_time_min(weight_bytes, servers, workers, bandwidth, threads, latency,
@@ -250,11 +260,16 @@ def weight_read_time_min(weight_bytes, servers, workers, bandwidth, threads, lat
     >>> weight_read_time_min([1e6, 3e6], 4, 2, 1e9, [1, 1], 0.0)   # 4e6 / (1e9 * 2)
     0.002
     """
-    w = np.asarray(weight_bytes, dtype=float)
     lanes = np.minimum(np.asarray(servers), np.asarray(workers))[..., None]
-    per_layer = (thread_latency(latency, threads, per_thread)
-                 + w / (thread_bandwidth(bandwidth, threads) * lanes))
-    return _out(per_layer.sum(axis=-1))
+    terms = weight_read_terms_min(weight_bytes, lanes, bandwidth, threads, latency, per_thread)
+    return _out(terms.sum(axis=-1))
+
+
+def weight_read_terms_min(weight_bytes, lanes, bandwidth, threads, latency, per_thread=0.0):
+    """The per-layer terms of eq. 11, C_ncost(H(l)) + W(l) / (C_nbw(H(l)) lanes), lanes = min(N_ps, N_wr)."""
+    return (thread_latency(latency, threads, per_thread)
+            + np.asarray(weight_bytes, dtype=float)
+            / (thread_bandwidth(bandwidth, threads) * np.asarray(lanes)))
 
 
 def weight_read_time(m_min, m_max, position):
@@ -435,11 +450,12 @@ def layer_costs(dnn: DNN, index: int, plan: Plan, cluster: Cluster, n_replicas: 
     m_f, m_b = _segment_traffic(dnn, index, plan)
     m_f = transfer_time(m_f, cluster.activation_bytes, bw, lat)
     m_b = transfer_time(m_b, cluster.activation_bytes, bw, lat)
-    seg = u_f + m_f + u_b + m_b + u_w
-    worst = int(np.argmax(seg))
     q = lp.threads * lp.replicas * n_replicas
-    return LayerCosts(layer.name, float(u_f[worst]), float(m_f[worst]), float(u_b[worst]),
-                      float(m_b[worst]), float(u_w[worst]), float(q), c_muladd, lp)
+    # Slowest segment per component: equal to the paper's slowest segment when
+    # segments are balanced, and it keeps T_epoch a sum of terms over pairs of
+    # adjacent layers, which makes the optimizer's dynamic program exact.
+    return LayerCosts(layer.name, *(float(np.max(x)) for x in (u_f, m_f, u_b, m_b, u_w)),
+                      float(q), c_muladd, lp)
 
 
 def _segment_traffic(dnn: DNN, index: int, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
@@ -597,22 +613,39 @@ class LayerWise:
         return float(held.max())
 
     # -- evaluation
+    def weight_read_layers(self, dnn: DNN, cluster: Cluster, config: Config, threads) -> dict:
+        """Per-layer terms of M_w^min (eq. 11), M_w^max (eq. 10) and M_w, seconds per read.
+
+        ``threads`` holds H(l) per layer on its last axis (leading axes
+        broadcast, which the optimizer uses to price every H at once); each
+        returned array has the shape of ``threads``.  The sums over the last
+        axis are :meth:`weight_reads`.
+        """
+        h = np.asarray(threads, dtype=float)
+        if config.n_replicas == 1 and config.n_ps == 0:
+            zero = np.zeros_like(h)
+            return {"M_w_min": zero, "M_w_max": zero, "M_w": zero}
+        w = self._weight_bytes(dnn, cluster)
+        if self.read_bandwidth == "machine":
+            w = w / h  # bandwidth of the whole NIC; the latency C_ncost(H) keeps its H
+        bw, lat, per = cluster.effective_bandwidth, cluster.latency, cluster.latency_per_thread
+        m_max = weight_read_terms_max(w, config.n_replicas, bw, h, lat, per)
+        lanes = min(max(config.n_ps, 1), config.n_workers)
+        m_min = weight_read_terms_min(w, lanes, bw, h, lat, per)
+        return {"M_w_min": m_min, "M_w_max": m_max,
+                "M_w": weight_read_time(m_min, m_max, self.mw_position)}
+
+    def reads_per_sample(self, cluster: Cluster, config: Config) -> float:
+        """How many reads of M_w one sample of the epoch pays for (T_epoch's read term / M_w / N)."""
+        stall = (cluster.read_period or 1) * (config.n_replicas if self.read_term == "per_replica"
+                                              else 1)
+        return 1.0 / stall
+
     def weight_reads(self, dnn: DNN, cluster: Cluster, config: Config, plan: Plan) -> dict:
         """M_w^min (eq. 11), M_w^max (eq. 10) and the M_w used, in seconds per read."""
-        if config.n_replicas == 1 and config.n_ps == 0:
-            return {"M_w_min": 0.0, "M_w_max": 0.0, "M_w": 0.0}
-        w = self._weight_bytes(dnn, cluster)
         h = np.array([lp.threads for lp in plan.layers])
-        if self.read_bandwidth == "machine":
-            # Bandwidth of the whole NIC; the latency C_ncost(H) keeps its H.
-            w = w / h
-        bw = cluster.effective_bandwidth
-        m_max = float(weight_read_time_max(w, config.n_replicas, bw, h, cluster.latency,
-                                           cluster.latency_per_thread))
-        m_min = float(weight_read_time_min(w, max(config.n_ps, 1), config.n_workers, bw, h,
-                                           cluster.latency, cluster.latency_per_thread))
-        return {"M_w_min": m_min, "M_w_max": m_max,
-                "M_w": float(weight_read_time(m_min, m_max, self.mw_position))}
+        per_layer = self.weight_read_layers(dnn, cluster, config, h)
+        return {k: float(v.sum()) for k, v in per_layer.items()}
 
     def layer_table(self, dnn: DNN, cluster: Cluster, config: Config, plan: Plan) -> list[LayerCosts]:
         """Per-layer costs of ``plan`` (slowest segment of each layer)."""
@@ -632,8 +665,7 @@ class LayerWise:
         table = self.layer_table(dnn, cluster, config, plan)
         reads = self.weight_reads(dnn, cluster, config, plan)
         phases = {c: sum(getattr(t, c) / t.parallelism for t in table) for c in COMPONENTS[:5]}
-        reads_stall = read_period * (config.n_replicas if self.read_term == "per_replica" else 1)
-        phases["M_w"] = reads["M_w"] / reads_stall
+        phases["M_w"] = reads["M_w"] * self.reads_per_sample(cluster, config)
         per_sample = sum(phases.values())
         worst = max(table, key=lambda t: t.total / t.parallelism)
         layers = [dict(t.plan.to_dict(), name=t.name, parallelism=t.parallelism,
