@@ -19,9 +19,10 @@ from .specs import Cluster, Config, Profile
 
 __all__ = ["main", "build_parser", "parse_int_range", "DEFAULTS"]
 
-#: The embedded default job of ``perfmodel optimize`` and ``predict``, until the
-#: layer-wise optimizer (seed 004) lands: a measured ResNet-50 profile on AWS
-#: p3.2xlarge machines (seed 003's GPU testbed).
+#: The embedded defaults: ``perfmodel optimize`` answers seed 004's question
+#: (its ImageNet-22K DNN on its 20-machine cluster); the coarse models default
+#: to a measured ResNet-50 profile on AWS p3.2xlarge machines (seed 003's GPU
+#: testbed).
 DEFAULTS = {"profile": "zoo:resnet50-pipedream", "cluster": "zoo:aws-p3.2xlarge",
             "dnn": "zoo:adam-imagenet22k", "layerwise_cluster": "zoo:yan2015",
             "epoch_samples": 1_281_167}  # ImageNet-1k training set
@@ -130,7 +131,7 @@ def _cluster(args) -> Cluster:
 
 
 _MODEL_FLAGS = {"sync": ("sharing", "overlap"), "allreduce": ("algorithm", "overlap"),
-                "layerwise": ("mw_position", "cache_model", "threads")}
+                "layerwise": ("mw_position", "cache_model", "threads", "working_set")}
 
 
 def _model(args):
@@ -294,8 +295,43 @@ def cmd_predict(args) -> str:
     return title + _table(rows, columns)
 
 
+def _optimize_layerwise(args) -> str:
+    from optimizer.dp import optimize  # the only places perfmodel imports optimizer
+
+    if args.working_set is None:
+        args.working_set = "layer"  # the per-layer cache model keeps the program exact
+    model = _model(args)
+    dnn, cluster = _resolve(args.dnn or DEFAULTS["dnn"], "dnn"), _cluster(args)
+    samples = _epoch_samples(args, dnn.name)
+    result = optimize(model, dnn, cluster, machines=args.machines, top=args.top,
+                      epoch_samples=samples, exhaustive=args.exhaustive)
+    data = result.to_dict()
+    data["exhaustive"] = bool(args.exhaustive)
+    data["exact"] = result.meta["exact"]
+    if args.format == "json":
+        return _json(data)
+    best = data["best"]
+    rows = [{"rank": i, "W/R/PS": f"{c['n_workers']}/{c['n_replicas']}/{c['n_ps']}",
+             "machines": c["machines"], "epoch_min": c["epoch_time"] / 60,
+             "samples_per_s": c["throughput"], "bottleneck": c["bottleneck"]}
+            for i, c in enumerate(data["ranked"], 1)]
+    layers = [{"layer": l["name"], "P": l["partitions"], "H": l["threads"], "R": l["replicas"],
+               "workers": ",".join(map(str, l["workers"]))} for l in best["layers"]]
+    head = (f"best for {dnn.name} on {args.machines or cluster.machines} machines of "
+            f"{cluster.name or 'the cluster'} (seed 004 layer-wise model, dynamic program): "
+            f"{best['n_workers']} workers x {best['n_replicas']} replicas, {best['n_ps']} "
+            f"parameter servers, epoch {best['epoch_time'] / 60:.2f} min for {samples:,} samples\n"
+            f"searched {result.meta['triples']} resource triples ({data['n_evaluated']:,} layer "
+            f"states) in {data['seconds']:.2f} s\n")
+    return (head + _table(rows, ["rank", "W/R/PS", "machines", "epoch_min", "samples_per_s",
+                                 "bottleneck"])
+            + "\nper-layer plan of the best:\n" + _table(layers, ["layer", "P", "H", "R", "workers"]))
+
+
 def cmd_optimize(args) -> str:
-    from optimizer import search  # the only place perfmodel imports optimizer
+    if args.model == "layerwise":
+        return _optimize_layerwise(args)
+    from optimizer import search
 
     model = _model(args)
     profile, cluster = _workload(args), _cluster(args)
@@ -337,9 +373,11 @@ def cmd_calibrate(args) -> str:
 
 
 # ---------------------------------------------------------------- parser
-def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...]) -> None:
-    p.add_argument("--model", choices=registry.model_names(), default="sync",
-                   help="performance model (default: sync)")
+def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
+                   model: str = "sync") -> None:
+    p.add_argument("--model", choices=registry.model_names(), default=model,
+                   help="performance model (default: %(default)s)")
+    p.add_argument("--dnn", help=f"layerwise: DNN FILE or zoo:NAME (default {DEFAULTS['dnn']})")
     p.add_argument("--profile", default=DEFAULTS["profile"],
                    help="coarse profile: FILE (JSON/YAML) or zoo:NAME (default: %(default)s)")
     p.add_argument("--cluster", help=f"cluster: FILE or zoo:NAME (default: {DEFAULTS['cluster']}, "
@@ -362,6 +400,9 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...]) 
                    help="layerwise: M_w between eq. 11 (0) and eq. 10 (1), default 0.5")
     p.add_argument("--cache-model", choices=("blend", "step"), help="layerwise: cache model")
     p.add_argument("--threads", type=int, help="layerwise: threads per worker (default: cores)")
+    p.add_argument("--working-set", choices=("worker", "layer"),
+                   help="layerwise: what must fit in cache (default: worker for predict, "
+                        "layer for optimize, which keeps the dynamic program exact)")
     p.add_argument("--format", choices=with_format, default="table")
 
 
@@ -379,20 +420,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("predict", help="predict step time and throughput over a grid")
     _add_job_flags(p, with_format=("table", "json", "csv"))
-    p.add_argument("--dnn", help=f"layerwise: DNN FILE or zoo:NAME (default {DEFAULTS['dnn']})")
     p.add_argument("--config", help="layerwise: W/R/PS, or several: 4/4/4,2/9/2 (default 4/4/4)")
     p.add_argument("--workers", default="1-16", help="workers: 1-16, 1-16:2 or 1,2,4 (default 1-16)")
     p.add_argument("--bandwidth", help="NIC bandwidth(s), e.g. 10Gbps or 1Gbps,10Gbps "
                                        "(default: the cluster's)")
     p.add_argument("--ps", help="parameter servers: 1, 1-4 or 1,2 (default 1)")
 
-    o = sub.add_parser("optimize", help="find the best configuration")
-    _add_job_flags(o, with_format=("table", "json"))
+    o = sub.add_parser("optimize", help="find the best configuration (default: seed 004's "
+                                        "ImageNet-22K DNN on its 20-machine cluster)")
+    _add_job_flags(o, with_format=("table", "json"), model="layerwise")
     o.add_argument("--machines", type=int, help="machine budget (default: the cluster's)")
     o.add_argument("--objective", choices=("throughput", "time", "cost"), default="throughput")
     o.add_argument("--top", type=int, default=5, help="ranked configurations to show")
     o.add_argument("--exhaustive", action="store_true",
-                   help="brute-force search (the coarse search always is)")
+                   help="brute force instead of the dynamic program (small instances only; "
+                        "the coarse search always is exhaustive)")
 
     c = sub.add_parser("calibrate", help="measure seed 004's hardware constants on this machine")
     c.add_argument("--base", default=DEFAULTS["layerwise_cluster"],

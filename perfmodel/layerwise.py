@@ -574,6 +574,9 @@ class LayerWise:
                                     f"{len(dnn.layers)} layers")
         if config.n_replicas > 1 and config.n_ps < 1:
             raise Infeasible(f"{config.n_replicas} replicas need a parameter server (n_ps=0)")
+        if config.n_ps < 1 and any(lp.replicas > 1 for lp in plan.layers):
+            raise Infeasible("replicated layers keep copies of their weights in sync through a "
+                             "parameter server (n_ps=0)")
         if config.machines > cluster.machines:
             raise Infeasible(f"configuration uses {config.machines} machines, "
                              f"the cluster has {cluster.machines}")
@@ -613,19 +616,24 @@ class LayerWise:
         return float(held.max())
 
     # -- evaluation
-    def weight_read_layers(self, dnn: DNN, cluster: Cluster, config: Config, threads) -> dict:
+    def weight_read_layers(self, dnn: DNN, cluster: Cluster, config: Config, threads,
+                           replicas=1) -> dict:
         """Per-layer terms of M_w^min (eq. 11), M_w^max (eq. 10) and M_w, seconds per read.
 
-        ``threads`` holds H(l) per layer on its last axis (leading axes
-        broadcast, which the optimizer uses to price every H at once); each
-        returned array has the shape of ``threads``.  The sums over the last
-        axis are :meth:`weight_reads`.
+        ``threads`` holds H(l) per layer on its last axis and ``replicas`` R(l)
+        (broadcast; leading axes let the optimizer price every H at once); each
+        returned array has their broadcast shape.  A layer replicated R(l)
+        times inside a model replica is held R(l) times, and each copy is read
+        (seed 004 Sec. 6.4: "replication incurs twice the weights communication
+        overheads"), so its W(l) counts R(l) times.  The sums over the last axis
+        are :meth:`weight_reads`.
         """
         h = np.asarray(threads, dtype=float)
+        copies = np.asarray(replicas, dtype=float)
         if config.n_replicas == 1 and config.n_ps == 0:
-            zero = np.zeros_like(h)
+            zero = np.zeros(np.broadcast_shapes(h.shape, copies.shape))
             return {"M_w_min": zero, "M_w_max": zero, "M_w": zero}
-        w = self._weight_bytes(dnn, cluster)
+        w = self._weight_bytes(dnn, cluster) * copies
         if self.read_bandwidth == "machine":
             w = w / h  # bandwidth of the whole NIC; the latency C_ncost(H) keeps its H
         bw, lat, per = cluster.effective_bandwidth, cluster.latency, cluster.latency_per_thread
@@ -644,7 +652,8 @@ class LayerWise:
     def weight_reads(self, dnn: DNN, cluster: Cluster, config: Config, plan: Plan) -> dict:
         """M_w^min (eq. 11), M_w^max (eq. 10) and the M_w used, in seconds per read."""
         h = np.array([lp.threads for lp in plan.layers])
-        per_layer = self.weight_read_layers(dnn, cluster, config, h)
+        r = np.array([lp.replicas for lp in plan.layers])
+        per_layer = self.weight_read_layers(dnn, cluster, config, h, r)
         return {k: float(v.sum()) for k, v in per_layer.items()}
 
     def layer_table(self, dnn: DNN, cluster: Cluster, config: Config, plan: Plan) -> list[LayerCosts]:

@@ -94,6 +94,8 @@ Sec. 5.3 (segment-to-worker mapping by bipartite matching).
 
 from __future__ import annotations
 
+import functools
+
 import math
 import numbers
 
@@ -408,7 +410,16 @@ def _dense(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.n
     return src[:, None] * (dst[None, :] > 0)
 
 
+@functools.lru_cache(maxsize=65536)
 def _matrix(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
+    """The connection counts, cached (the optimizer asks for the same pairs many times) and
+    read-only so that no caller can change the cached copy."""
+    out = np.asarray(_matrix_uncached(prev, layer, p_prev, p, errors))
+    out.setflags(write=False)
+    return out
+
+
+def _matrix_uncached(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
     in_shape = _chain(prev, layer)
     dense = (lambda: _dense(prev, layer, p_prev, p, errors))
     if layer.kind in ONE_TO_ONE_KINDS:

@@ -85,8 +85,8 @@ def test_predict_csv_and_table(capsys):
     assert code == 0 and "throughput" in out.splitlines()[1] and len(out.splitlines()) == 5
 
 
-def test_optimize_default_matches_library(capsys):
-    code, out, _ = run(capsys, "optimize", "--format", "json")
+def test_optimize_coarse_matches_library(capsys):
+    code, out, _ = run(capsys, "optimize", "--model", "sync", "--format", "json")
     assert code == 0
     data = json.loads(out)
     assert {"best", "ranked", "n_evaluated", "seconds"} <= set(data)
@@ -98,10 +98,34 @@ def test_optimize_default_matches_library(capsys):
     assert data["n_evaluated"] == expected.n_evaluated
 
 
+def test_optimize_default_is_seed_004_imagenet22k_on_20_machines(capsys):
+    from optimizer.dp import optimize
+    from perfmodel.layerwise import LayerWise
+
+    code, out, _ = run(capsys, "optimize", "--format", "json", "--top", "3")
+    assert code == 0
+    data = json.loads(out)
+    expected = optimize(LayerWise(working_set="layer"), zoo.load("adam-imagenet22k"),
+                        zoo.cluster("yan2015"), epoch_samples=15_000_000, top=3)
+    best = data["best"]
+    assert (best["n_workers"], best["n_replicas"], best["n_ps"]) == (
+        expected.best.config.n_workers, expected.best.config.n_replicas, expected.best.config.n_ps)
+    assert best["epoch_time"] == pytest.approx(expected.best.estimate.epoch_time)
+    assert best["machines"] <= 20 and len(best["layers"]) == 8 and data["exact"] is True
+    for layer in best["layers"]:  # C3: distinct workers inside the replica
+        assert len(set(layer["workers"])) == layer["partitions"] * layer["replicas"]
+        assert max(layer["workers"]) < best["n_workers"]
+    times = [c["epoch_time"] for c in data["ranked"]]
+    assert times == sorted(times) and len(times) == 3
+    code, out, _ = run(capsys, "optimize")
+    assert code == 0 and "per-layer plan of the best" in out
+
+
 def test_optimize_objectives_differ(capsys):
-    _, out_t, _ = run(capsys, "optimize", "--format", "json", "--machines", "32",
+    _, out_t, _ = run(capsys, "optimize", "--model", "sync", "--format", "json", "--machines", "32",
                       "--objective", "throughput")
-    _, out_c, _ = run(capsys, "optimize", "--format", "json", "--machines", "32", "--objective", "cost")
+    _, out_c, _ = run(capsys, "optimize", "--model", "sync", "--format", "json", "--machines", "32",
+                      "--objective", "cost")
     t, c = json.loads(out_t)["best"], json.loads(out_c)["best"]
     assert t["throughput"] >= c["throughput"]
     assert c["machines"] / c["throughput"] <= t["machines"] / t["throughput"]
@@ -109,7 +133,8 @@ def test_optimize_objectives_differ(capsys):
 
 def test_optimize_infeasible_exits_1(capsys):
     # sync with parameter servers needs a worker and a server: 1 machine cannot hold it
-    code, out, err = run(capsys, "optimize", "--machines", "1", "--cluster", "zoo:aws-p3.2xlarge")
+    code, out, err = run(capsys, "optimize", "--model", "sync", "--machines", "1",
+                         "--cluster", "zoo:aws-p3.2xlarge")
     assert code == 1 and out == "" and err.startswith("perfmodel: infeasible:")
 
 

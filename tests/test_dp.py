@@ -1,0 +1,136 @@
+"""The dynamic program of seed 004 Sec. 5.3 against brute force, and its plans against C1-C4."""
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+from optimizer import dp, exhaustive
+from optimizer.space import check_plan, resource_triples
+from perfmodel import zoo
+from perfmodel.errors import SpecError
+from perfmodel.layerwise import LayerWise
+from perfmodel.specs import DNN, Cluster, Config, Layer
+
+
+def conv(name, c_in, c_out, h_in, k, s):
+    h_out = (h_in - k) // s + 1
+    return Layer(name=name, kind="conv", in_shape=[c_in, h_in, h_in], out_shape=[c_out, h_out, h_out],
+                 weights=c_out * (c_in * k * k + 1), connections=c_out * h_out * h_out * c_in * k * k,
+                 kernel=k, stride=s, padding=0)
+
+
+def fc(name, n_in, n_out, in_shape=None):
+    return Layer(name=name, kind="fc", in_shape=in_shape or [n_in], out_shape=[n_out],
+                 weights=n_in * n_out + n_out, connections=n_in * n_out)
+
+
+@st.composite
+def chains(draw):
+    """Random chain DNNs of 1-4 layers: optional small convolutions, then fully connected."""
+    n_conv = draw(st.integers(0, 2))
+    n_fc = draw(st.integers(1 if n_conv == 0 else 0, 4 - n_conv))
+    layers, c, h = [], draw(st.integers(1, 3)), draw(st.integers(6, 12))
+    for i in range(n_conv):
+        k, s, c_out = draw(st.integers(1, min(3, h))), draw(st.integers(1, 2)), draw(st.integers(1, 4))
+        layers.append(conv(f"conv{i}", c, c_out, h, k, s))
+        c, h = c_out, (h - k) // s + 1
+    width = c * h * h
+    shape = [c, h, h]
+    for i in range(n_fc):
+        out = draw(st.integers(2, 40))
+        layers.append(fc(f"fc{i}", width, out, in_shape=shape if i == 0 and n_conv else None))
+        width, shape = out, None
+    return DNN(name="random", layers=layers)
+
+
+@st.composite
+def clusters(draw):
+    c = draw(st.floats(1e-10, 1e-8))
+    return Cluster(machines=8, cores=draw(st.integers(1, 2)), nic_bandwidth=draw(st.floats(1e7, 1e10)),
+                   latency=draw(st.floats(0, 1e-4)), c_muladd=c, c_muladd_mem=c * draw(st.floats(1, 8)),
+                   c_act=draw(st.floats(0, 1e-8)), c_err=draw(st.floats(0, 1e-8)),
+                   cache_bytes=draw(st.floats(1e2, 1e5)), read_period=draw(st.integers(1, 100)),
+                   interference=(1.0, draw(st.floats(1.0, 1.5))))
+
+
+models = st.builds(LayerWise, mw_position=st.floats(0, 1), working_set=st.just("layer"),
+                   read_bandwidth=st.sampled_from(["thread", "machine"]),
+                   read_term=st.sampled_from(["printed", "per_replica"]),
+                   cache_model=st.sampled_from(["blend", "step"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(dnn=chains(), cluster=clusters(), model=models,
+       triple=st.sampled_from([(0, 1, 1), (0, 1, 2), (1, 1, 2), (1, 2, 2), (2, 2, 2), (1, 3, 1),
+                               (0, 1, 3), (2, 2, 3), (1, 1, 4), (3, 1, 4), (2, 3, 2)]))
+def test_dynamic_program_equals_brute_force(dnn, cluster, model, triple):
+    n_ps, n_mr, n_wr = triple
+    config = Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=1000)
+    pairs, threads = dp._state_space(config, cluster, None)
+    assume((len(pairs) * len(threads)) ** len(dnn.layers) <= 300)
+    result = dp.solve(dp.Pricer(model, dnn, cluster), config)
+    brute, _, _ = exhaustive.best_plan(model, dnn, cluster, config)
+    assert result.epoch_time == pytest.approx(brute, rel=1e-9)
+    # the program's own plan, priced by the model itself, is worth what the program says
+    assert model.evaluate(dnn, cluster, config, result.plan).epoch_time == \
+        pytest.approx(result.epoch_time, rel=1e-9)
+    check_plan(result.plan, config, cluster, dnn=dnn)  # C1-C4
+
+
+@settings(max_examples=25, deadline=None)
+@given(dnn=chains(), cluster=clusters(), model=models, machines=st.integers(2, 6))
+def test_server_pruning_keeps_the_optimum(dnn, cluster, model, machines):
+    """Solving only useful_triples finds the same best T_epoch as solving every triple of C1."""
+    pricer = dp.Pricer(model, dnn, cluster)
+    every = min(dp.solve(pricer, Config(n_workers=t.n_workers, n_replicas=t.n_replicas,
+                                        n_ps=t.n_ps, epoch_samples=1000)).epoch_time
+                for t in resource_triples(machines))
+    best = dp.optimize(model, dnn, cluster.replace(machines=machines), epoch_samples=1000)
+    assert best.best.score == pytest.approx(every, rel=1e-12)
+
+
+def test_optimize_matches_exhaustive_end_to_end():
+    dnn = DNN(name="m", layers=zoo.load("adam-mnist").layers[2:5])
+    cluster = zoo.cluster("yan2015").replace(machines=4, cores=2)
+    model = LayerWise(working_set="layer")
+    fast = dp.optimize(model, dnn, cluster, epoch_samples=60000, top=3)
+    slow = dp.optimize(model, dnn, cluster, epoch_samples=60000, top=3, exhaustive=True)
+    assert [c.config for c in fast.ranked] == [c.config for c in slow.ranked]
+    assert fast.best.score == pytest.approx(slow.best.score, rel=1e-12)
+    assert slow.n_evaluated > fast.n_evaluated
+
+
+def test_imagenet22k_on_20_machines():
+    """Seed 004's question: the whole space of 20 machines, in seconds, within C1."""
+    result = dp.optimize(LayerWise(working_set="layer"), zoo.load("adam-imagenet22k"),
+                         zoo.cluster("yan2015"), epoch_samples=15_000_000, top=5)
+    best = result.best
+    assert best.config.machines <= 20
+    check_plan_from_estimate(best)
+    times = [c.score for c in result.ranked]
+    assert times == sorted(times)
+    print(f"\nImageNet-22K on 20 machines: best {best.config.n_workers}/{best.config.n_replicas}/"
+          f"{best.config.n_ps} at {best.score / 60:.1f} min, searched in {result.seconds:.2f} s")
+
+
+def check_plan_from_estimate(candidate):
+    for layer in candidate.estimate.meta["layers"]:
+        assert len(set(layer["workers"])) == layer["partitions"] * layer["replicas"]
+        assert max(layer["workers"]) < candidate.config.n_workers
+
+
+def test_not_a_chain():
+    with pytest.raises(SpecError, match="chain"):
+        dp.Pricer(LayerWise(), zoo.load("resnet50"), zoo.cluster("yan2015"))
+
+
+def test_exhaustive_refuses_huge_spaces():
+    with pytest.raises(SpecError, match="exhaustive"):
+        exhaustive.best_plan(LayerWise(), zoo.load("adam-imagenet22k"), zoo.cluster("yan2015"),
+                             Config(n_workers=8, n_replicas=1, n_ps=0))
+
+
+def test_useful_triples_fit_c1():
+    for machines in range(1, 12):
+        for n_ps, n_mr, n_wr in dp.useful_triples(machines):
+            assert n_ps + n_mr * n_wr <= machines and (n_mr == 1 or n_ps >= 1)
