@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 from optimizer.allocate import (AUTO_EXACT_CELLS, Allocation, Curve, CurveModel, Job,
                                 allocate, concave_envelope, throughput_curve)
-from optimizer import allocate as allocate_module
+import importlib
+
+allocate_module = importlib.import_module("optimizer.allocate")
 from optimizer.search import search
 from perfmodel import zoo
 from perfmodel.coarse import SyncCoarse
