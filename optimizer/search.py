@@ -116,6 +116,7 @@ def candidate_configs(machines: int, *, servers: str = "ps", max_workers_per_rep
 def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None = None,
            objective: str = "throughput", configs: Iterable[Config] | None = None,
            top: int = 5, servers: str | None = None, epoch_samples: int | None = None,
+           min_efficiency: float | None = None,
            progress: Callable[[int], None] | None = None) -> SearchResult:
     """Evaluate every candidate configuration with ``model`` and rank them.
 
@@ -134,6 +135,18 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
     servers : {"ps", "none"}, optional
         Whether configurations have parameter servers; by default read from the
         model's ``uses_parameter_servers`` attribute (True if absent).
+    min_efficiency : float in (0, 1], optional
+        Keep only configurations whose scaling efficiency -- throughput over
+        (workers x the throughput of one worker with one server) -- reaches it:
+        a scheduler's "do not waste more than 1 - e of the machines".
+    progress : callable, optional
+        Called with the number of configurations evaluated so far.
+
+    Returns
+    -------
+    SearchResult
+        ``meta["worst"]`` is the worst feasible candidate, so the spread of the
+        space is known.
 
     Raises
     ------
@@ -153,21 +166,37 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
         configs = candidate_configs(machines, servers=servers, epoch_samples=epoch_samples,
                                     servers_capped_by_workers=capped)
     start = time.perf_counter()
+    floor = _efficiency_floor(model, workload, cluster, servers, min_efficiency)
     scored, n, reasons = [], 0, []
     for config in configs:
         n += 1
+        if progress is not None:
+            progress(n)
         try:
             est = model.estimate(workload, cluster, config)
         except Infeasible as err:
             reasons.append(str(err))
             continue
+        workers = config.n_workers * config.n_replicas
+        if est.throughput < floor * workers:
+            reasons.append(f"scaling efficiency below {min_efficiency}")
+            continue
         scored.append(Candidate(config, est, objective_value(objective, est, config)[0]))
-        if progress is not None:
-            progress(n)
     seconds = time.perf_counter() - start
     if not scored:
         why = f": {reasons[0]}" if reasons else ""
         raise Infeasible(f"no configuration fits {machines} machines{why}")
     scored.sort(key=lambda c: objective_value(objective, c.estimate, c.config))
     return SearchResult(best=scored[0], ranked=tuple(scored[:top]), n_evaluated=n,
-                        seconds=seconds, objective=objective)
+                        seconds=seconds, objective=objective, meta={"worst": scored[-1]})
+
+
+def _efficiency_floor(model, workload, cluster: Cluster, servers: str,
+                      min_efficiency: float | None) -> float:
+    """Throughput per worker a configuration must reach (0 without a constraint)."""
+    if min_efficiency is None:
+        return 0.0
+    if not (isinstance(min_efficiency, (int, float)) and 0 < min_efficiency <= 1):
+        raise SpecError("min_efficiency", f"must be in (0, 1], got {min_efficiency!r}")
+    single = Config(n_replicas=1, n_ps=1 if servers == "ps" else 0)
+    return min_efficiency * model.estimate(workload, cluster, single).throughput

@@ -7,6 +7,7 @@ stderr naming the file or flag and the field, never a traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io as _stdio
 import json
@@ -190,6 +191,19 @@ def _human(record: dict) -> dict:
     return out
 
 
+@contextlib.contextmanager
+def _progress(total: int, unit: str):
+    """A progress bar on stderr that appears only when a search passes one second
+    (tqdm's ``delay``) and only on a terminal (``disable=None``); yields a callback."""
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit=f" {unit}", delay=1.0, disable=None, file=sys.stderr,
+              leave=False) as bar:
+        def tick(done: int) -> None:
+            bar.update(done - bar.n)
+        yield tick
+
+
 # ---------------------------------------------------------------- commands
 def cmd_zoo(args) -> str:
     if args.action == "list":
@@ -298,13 +312,19 @@ def cmd_predict(args) -> str:
 def _optimize_layerwise(args) -> str:
     from optimizer.dp import optimize  # the only places perfmodel imports optimizer
 
+    if args.min_efficiency is not None:
+        raise CliError("--min-efficiency: applies to the coarse models (--model sync|allreduce)")
     if args.working_set is None:
         args.working_set = "layer"  # the per-layer cache model keeps the program exact
     model = _model(args)
     dnn, cluster = _resolve(args.dnn or DEFAULTS["dnn"], "dnn"), _cluster(args)
     samples = _epoch_samples(args, dnn.name)
-    result = optimize(model, dnn, cluster, machines=args.machines, top=args.top,
-                      epoch_samples=samples, exhaustive=args.exhaustive)
+    from optimizer.dp import useful_triples
+
+    machines = args.machines or cluster.machines
+    with _progress(sum(1 for _ in useful_triples(machines)), "resource triples") as tick:
+        result = optimize(model, dnn, cluster, machines=args.machines, top=args.top,
+                          epoch_samples=samples, exhaustive=args.exhaustive, progress=tick)
     data = result.to_dict()
     data["exhaustive"] = bool(args.exhaustive)
     data["exact"] = result.meta["exact"]
@@ -335,8 +355,11 @@ def cmd_optimize(args) -> str:
 
     model = _model(args)
     profile, cluster = _workload(args), _cluster(args)
-    result = search(model, profile, cluster, machines=args.machines, objective=args.objective,
-                    top=args.top, epoch_samples=_epoch_samples(args, profile.dnn))
+    machines = args.machines or cluster.machines
+    with _progress(machines * (machines + 1) // 2, "configurations") as tick:
+        result = search(model, profile, cluster, machines=args.machines, objective=args.objective,
+                        top=args.top, epoch_samples=_epoch_samples(args, profile.dnn),
+                        min_efficiency=args.min_efficiency, progress=tick)
     data = result.to_dict()
     data["exhaustive"] = True  # the coarse search enumerates every configuration
     if args.format == "json":
@@ -432,6 +455,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--machines", type=int, help="machine budget (default: the cluster's)")
     o.add_argument("--objective", choices=("throughput", "time", "cost"), default="throughput")
     o.add_argument("--top", type=int, default=5, help="ranked configurations to show")
+    o.add_argument("--min-efficiency", type=float,
+                   help="coarse models: keep configurations whose scaling efficiency "
+                        "(throughput / workers / one worker's) is at least this")
     o.add_argument("--exhaustive", action="store_true",
                    help="brute force instead of the dynamic program (small instances only; "
                         "the coarse search always is exhaustive)")

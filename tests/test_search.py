@@ -101,3 +101,24 @@ def test_bad_arguments(kwargs, field):
     with pytest.raises(SpecError) as info:
         search(Toy(), None, CLUSTER, **kwargs)
     assert info.value.field == field
+
+
+def test_min_efficiency_keeps_only_efficient_configs():
+    # Toy(0.5): efficiency of (K, S) = [K / (1 + 0.5 K / S)] / (K / 1.5) = 1.5 / (1 + 0.5 K / S)
+    result = search(Toy(0.5), None, CLUSTER, min_efficiency=0.9, top=100)
+    for cand in result.ranked:
+        k, s = cand.config.n_replicas, cand.config.n_ps
+        assert 1.5 / (1 + 0.5 * k / s) >= 0.9 - 1e-12
+    # (K, S) = (2, 3) is efficient (1.5 / 1.333 = 1.125) but (8, 1) is not (0.3)
+    kept = {(c.config.n_replicas, c.config.n_ps) for c in result.ranked}
+    assert (2, 3) in kept and (8, 1) not in kept
+    with pytest.raises(SpecError, match="min_efficiency"):
+        search(Toy(0.5), None, CLUSTER, min_efficiency=1.5)
+
+
+def test_worst_is_reported():
+    result = search(Toy(0.5), None, CLUSTER)
+    worst = result.meta["worst"]
+    assert worst.estimate.throughput == min(
+        Toy(0.5).estimate(None, CLUSTER, Config(n_replicas=k, n_ps=s)).throughput
+        for k in range(1, 10) for s in range(1, 11 - k))
