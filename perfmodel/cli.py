@@ -328,6 +328,7 @@ def _optimize_layerwise(args) -> str:
     data = result.to_dict()
     data["exhaustive"] = bool(args.exhaustive)
     data["exact"] = result.meta["exact"]
+    extra = _rank_and_spread(args, model, dnn, cluster, samples, data)
     if args.format == "json":
         return _json(data)
     best = data["best"]
@@ -345,7 +346,31 @@ def _optimize_layerwise(args) -> str:
             f"states) in {data['seconds']:.2f} s\n")
     return (head + _table(rows, ["rank", "W/R/PS", "machines", "epoch_min", "samples_per_s",
                                  "bottleneck"])
-            + "\nper-layer plan of the best:\n" + _table(layers, ["layer", "P", "H", "R", "workers"]))
+            + "\nper-layer plan of the best:\n" + _table(layers, ["layer", "P", "H", "R", "workers"])
+            + extra)
+
+
+def _rank_and_spread(args, model, dnn, cluster, samples, data) -> str:
+    """``--rank`` and ``--spread``: add them to ``data`` and return their text."""
+    from optimizer.rank import rank_configs, space_spread
+
+    text = ""
+    if args.rank:
+        ranked = [r.to_dict() for r in rank_configs(model, dnn, cluster, parse_configs(
+            args.rank, "--rank"), epoch_samples=samples)]
+        data["rank"] = ranked
+        rows = [dict(r, rank=i, epoch_min=r["epoch_time"] / 60) for i, r in enumerate(ranked, 1)]
+        text += "\nranking of the given configurations (each at its best plan):\n" + _table(
+            rows, ["rank", "config", "epoch_min"])
+    if args.spread:
+        best, worst, count = space_spread(model, dnn, cluster, machines=args.machines,
+                                          epoch_samples=samples)
+        data["spread"] = {"best": best.to_dict(), "worst": worst.to_dict(), "configurations": count,
+                          "ratio": worst.epoch_time / best.epoch_time}
+        text += (f"\nspread over all {count} configurations: best {best.to_dict()['config']} "
+                 f"{best.epoch_time / 60:.2f} min, worst {worst.to_dict()['config']} "
+                 f"{worst.epoch_time / 60:.2f} min ({worst.epoch_time / best.epoch_time:.1f}x)\n")
+    return text
 
 
 def cmd_optimize(args) -> str:
@@ -455,6 +480,10 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--machines", type=int, help="machine budget (default: the cluster's)")
     o.add_argument("--objective", choices=("throughput", "time", "cost"), default="throughput")
     o.add_argument("--top", type=int, default=5, help="ranked configurations to show")
+    o.add_argument("--rank", help="layerwise: rank these W/R/PS configurations, e.g. seed 004 "
+                                   "Table 1: 4/4/4,4/4/2,2/9/2")
+    o.add_argument("--spread", action="store_true",
+                   help="layerwise: best and worst over every configuration (seed 004 Fig. 15)")
     o.add_argument("--min-efficiency", type=float,
                    help="coarse models: keep configurations whose scaling efficiency "
                         "(throughput / workers / one worker's) is at least this")

@@ -222,3 +222,22 @@ def test_calibrate_writes_a_cluster_the_model_reads(tmp_path, capsys):
     code, out, _ = run(capsys, "predict", "--model", "layerwise", "--dnn", "adam-mnist",
                        "--cluster", str(path), "--config", "2/9/2", "--format", "json")
     assert code == 0 and json.loads(out)[0]["epoch_time"] > 0
+
+
+def test_optimize_rank_and_spread(capsys):
+    from optimizer.rank import rank_configs
+    from perfmodel.layerwise import LayerWise
+    from perfmodel.specs import Config
+
+    code, out, _ = run(capsys, "optimize", "--dnn", "zoo:adam-mnist", "--machines", "8",
+                       "--rank", "2/3/2,1/6/2,4/1/4", "--spread", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    expected = rank_configs(LayerWise(working_set="layer"), zoo.load("adam-mnist"),
+                            zoo.cluster("yan2015"),
+                            [Config(n_workers=2, n_replicas=3, n_ps=2),
+                             Config(n_workers=1, n_replicas=6, n_ps=2),
+                             Config(n_workers=4, n_replicas=1, n_ps=4)], epoch_samples=60_000)
+    assert [r["config"] for r in data["rank"]] == [r.to_dict()["config"] for r in expected]
+    spread = data["spread"]
+    assert spread["ratio"] >= 1 and spread["best"]["epoch_time"] <= data["best"]["epoch_time"] * (1 + 1e-12)
