@@ -132,6 +132,7 @@ def _cluster(args) -> Cluster:
 
 
 _MODEL_FLAGS = {"sync": ("sharing", "overlap"), "allreduce": ("algorithm", "overlap"),
+                "gst": ("sigma", "cv", "units"),
                 "layerwise": ("mw_position", "cache_model", "threads", "working_set")}
 
 
@@ -451,6 +452,11 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
     p.add_argument("--working-set", choices=("worker", "layer"),
                    help="layerwise: what must fit in cache (default: worker for predict, "
                         "layer for optimize, which keeps the dynamic program exact)")
+    p.add_argument("--sigma", type=float,
+                   help="gst: standard deviation of a worker's step time in seconds (default 0)")
+    p.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")
+    p.add_argument("--units", choices=("printed", "sound"),
+                   help="gst: eqs. 11/15/16 as printed or dimensionally sound")
     p.add_argument("--format", choices=with_format, default="table")
 
 

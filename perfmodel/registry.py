@@ -19,6 +19,8 @@ MODELS: dict[str, tuple[str, str, str]] = {
              "Sync-SGD with parameter servers, seed 003 eqs. 7-10"),
     "allreduce": ("perfmodel.coarse", "AllReduceCoarse",
                   "Sync-SGD with ring all-reduce, seed 003 eq. 11"),
+    "gst": ("perfmodel.gst", "GST",
+            "Sync-SGD with parameter servers and stragglers, seed 001 GST eqs. 1-18"),
     "layerwise": ("perfmodel.layerwise", "LayerWise",
                   "model- and data-parallel training, seed 004 Sec. 4 (T_epoch)"),
 }

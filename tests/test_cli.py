@@ -241,3 +241,18 @@ def test_optimize_rank_and_spread(capsys):
     assert [r["config"] for r in data["rank"]] == [r.to_dict()["config"] for r in expected]
     spread = data["spread"]
     assert spread["ratio"] >= 1 and spread["best"]["epoch_time"] <= data["best"]["epoch_time"] * (1 + 1e-12)
+
+
+def test_predict_gst_matches_library(capsys):
+    from perfmodel.gst import GST
+    from perfmodel.specs import Config
+
+    code, out, _ = run(capsys, "predict", "--model", "gst", "--workers", "1-3", "--sigma", "0.05",
+                       "--format", "json")
+    assert code == 0
+    for r in json.loads(out):
+        est = GST(sigma=0.05).estimate(zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge"),
+                                       Config(n_replicas=r["workers"], n_ps=1, epoch_samples=1_281_167))
+        assert r["step_time"] == pytest.approx(est.step_time, rel=1e-12)
+    code, _, err = run(capsys, "predict", "--model", "sync", "--sigma", "0.05")
+    assert code == 2 and "--sigma" in err
