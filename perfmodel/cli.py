@@ -406,6 +406,32 @@ def cmd_optimize(args) -> str:
     return head + _table(rows, columns)
 
 
+def cmd_place(args) -> str:
+    from . import placement as pl
+    from .placement import distributions
+
+    topo = pl.topology.from_string(args.topology)
+    strategies = (*pl.STRATEGIES, "optimized") if args.strategy == "all" else (args.strategy,)
+    options = {"iterations": args.iterations, "warmup": args.warmup, "seed": args.seed,
+               "model_bytes": _quantities(args.model_bytes, "B", "--model-bytes")[0]}
+    for flag in ("worker_compute", "server_compute"):
+        if getattr(args, flag):
+            options[flag] = distributions.from_string(getattr(args, flag), "--" + flag.replace("_", "-"))
+    if args.engine == "ns3":
+        from .placement import ns3
+
+        results = {name: ns3.simulate_ns3(topo, pl.place(topo, name, args.jobs, args.workers,
+                                                         seed=args.seed), **options)
+                   for name in strategies}
+    else:
+        results = pl.compare(topo, strategies, args.jobs, args.workers, **options)
+    if args.format == "json":
+        return _json({name: dict(r.summary(), phases=r.mean_phases()) for name, r in results.items()})
+    head = (f"{args.jobs} jobs x (1 PS + {args.workers} workers) on {topo.name or args.topology}, "
+            f"{args.iterations} iterations, {args.engine} engine; iteration latency:\n")
+    return head + pl.latency_table(results, baseline="random" if "random" in results else None) + "\n"
+
+
 def cmd_calibrate(args) -> str:
     from . import calibrate as cal
 
@@ -497,6 +523,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="brute force instead of the dynamic program (small instances only; "
                         "the coarse search always is exhaustive)")
 
+    pl = sub.add_parser("place", help="iteration latency of jobs placed in a datacenter (seed 002)")
+    pl.add_argument("--topology", default="paper",
+                    help="paper (8 racks x 8 hosts, 10 Gbps), racks:RxH[@BW], fattree:K, star:N")
+    pl.add_argument("--jobs", type=int, default=8)
+    pl.add_argument("--workers", type=int, default=7, help="workers per job (plus one PS)")
+    pl.add_argument("--strategy", default="all",
+                    choices=("all", "colocated", "random", "strided", "clustered", "optimized"))
+    pl.add_argument("--iterations", type=int, default=100)
+    pl.add_argument("--warmup", type=int, default=5)
+    pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("--model-bytes", default="97.49MB", help="model size (default ResNet-50's)")
+    pl.add_argument("--worker-compute", help="e.g. lognormal:0.4,0.2 or pareto:0.3,3 (seconds)")
+    pl.add_argument("--server-compute", help="same forms as --worker-compute")
+    pl.add_argument("--engine", choices=("flow", "ns3"), default="flow",
+                    help="flow-level max-min (default) or packet-level ns-3 (extra perfmodel[ns3])")
+    pl.add_argument("--format", choices=("table", "json"), default="table")
+
     c = sub.add_parser("calibrate", help="measure seed 004's hardware constants on this machine")
     c.add_argument("--base", default=DEFAULTS["layerwise_cluster"],
                    help="cluster whose network and machine count are kept (default: %(default)s)")
@@ -509,7 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _COMMANDS = {"zoo": cmd_zoo, "predict": cmd_predict, "optimize": cmd_optimize,
-             "calibrate": cmd_calibrate}
+             "calibrate": cmd_calibrate, "place": cmd_place}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -256,3 +256,18 @@ def test_predict_gst_matches_library(capsys):
         assert r["step_time"] == pytest.approx(est.step_time, rel=1e-12)
     code, _, err = run(capsys, "predict", "--model", "sync", "--sigma", "0.05")
     assert code == 2 and "--sigma" in err
+
+
+def test_place_matches_library(capsys):
+    from perfmodel import placement as pl
+
+    code, out, _ = run(capsys, "place", "--topology", "racks:4x4", "--jobs", "2", "--workers", "3",
+                       "--iterations", "10", "--warmup", "2", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {"colocated", "random", "strided", "clustered", "optimized"}
+    expected = pl.compare(pl.topology.from_string("racks:4x4"), ("random",), 2, 3, iterations=10,
+                          warmup=2, seed=0)
+    assert data["random"]["mean"] == pytest.approx(expected["random"].mean, rel=1e-12)
+    code, out, err = run(capsys, "place", "--worker-compute", "weibull:1,2")
+    assert code == 2 and "--worker-compute" in err and out == ""
