@@ -1,0 +1,1224 @@
+"""Asynchronous SGD as a closed queueing network (seed 003 Sec. 2.1, eqs. 1-6).
+
+Fig. 5 of seed 003: each of the K workers has exactly one task circulating
+through its own *delay* station (its computation, an infinite server: the
+response time is the service time ``S_W = T_F + T_B``), then the shared
+*uplink* (U), *parameter server* (S) and *downlink* (D) stations.  The server
+station is always processor sharing; the links are processor sharing ("ps",
+eq. 1) or FCFS ("fcfs", eq. 2).  Mean value analysis (MVA) gives the response
+time of every class at every station, hence the throughput (eqs. 3-4); eq. 5
+picks the FCFS or the PS solution from the FCFS network utilization, and eq. 6
+corrects for the overlap of the downlink with the forward pass and of the
+uplink with the backward pass.
+
+Two levels, as everywhere in perfmodel:
+
+* generic closed networks -- :func:`mva` (exact, class-aggregated),
+  :func:`mva_binary` (the paper's recursion over ``{0,1}^K``, one class per
+  worker), :func:`mva_linearizer` and :func:`mva_schweitzer` (approximate),
+  all returning an :class:`MVAResult`;
+* the seed 003 network -- :func:`async_solve` (one configuration, every
+  number: an :class:`AsyncSolution`), the contract function
+  :func:`async_throughput` (SGD steps/s, broadcasting) and the model object
+  :class:`AsyncMVA` with ``estimate(profile, cluster, config) -> Estimate``.
+
+Exact at scale by class aggregation
+-----------------------------------
+Workers with the same service times form one class of population n.  The
+exact recursion then runs over the population vectors ``(n_1, ..., n_T)``,
+``prod(n_t + 1)`` states instead of ``2^K``: K + 1 states for K identical
+workers.  For product-form networks (PS stations, or FCFS with exponential
+residual and class-independent service) this is the textbook multi-class MVA.
+For eq. 2, which is not product form, the aggregated recursion is still
+*algebraically identical* to the ``{0,1}^K`` recursion: every quantity at a
+set of workers depends only on how many workers of each type it holds (an
+induction on the set size), and ``N`` and ``rho`` of a class are the sums of
+those of its workers.  ``tests/test_queueing.py`` checks the equality.
+
+The states are processed level by level (level = total population): every
+state of a level depends only on states of the previous level, so a level is
+one batch of numpy operations, and only the previous level's aggregates are
+kept.  A single class (homogeneous workers) takes a plain scalar loop.
+
+FCFS residual (DESIGN.md)
+-------------------------
+Eq. 2 as printed charges half a service time for the task in service
+(deterministic service, ``residual="deterministic"``, the default).  With
+``residual="exponential"`` the whole service time is charged (memoryless
+service; the exact product-form MVA when the FCFS service times do not depend
+on the class).  A number ``c >= 0`` is the squared coefficient of variation of
+the service time: the residual is ``S (1 + c) / 2`` (0: deterministic, 1:
+exponential).
+
+Several parameter servers
+-------------------------
+With ``n_ps = P`` servers the model is split evenly: each server has its own
+uplink, server and downlink stations, and a worker's step visits all P of them,
+moving ``M / P`` bytes on each link visit (service ``M / (P B)``) and spending
+``T_S / P`` on each server.  A worker's NIC still carries its whole model per
+step, so an uncontended step costs ``2 M / B + T_S`` as with one server, while
+each server link carries only ``K M / P`` bytes.  By symmetry the P copies of
+a station have equal means, so each station is solved once and counted P times
+(its response per step is ``P`` times one copy's).  This is our extension; one
+server is the paper.
+
+Examples
+--------
+>>> round(async_throughput(100e6, 1.25e9, 0.1, 0.2, 0.01, 1), 6)   # 1 / (0.08+0.3+0.01+0.08)
+2.12766
+>>> x = async_throughput(100e6, 1.25e9, 0.1, 0.2, 0.01, [1, 2, 4, 8])
+>>> x.round(3)
+array([ 2.128,  4.134,  7.015, 10.103])
+
+References
+----------
+Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.1, Fig. 5, Table 2, eqs. 1-6;
+Sec. 2.1.2 (``S_D = S_U = M / B``); Sec. 4.2.1 (``rho_T``); Sec. 4.2.3
+(heterogeneous workers).  Approximations: P. Schweitzer, "Approximate
+analysis of multiclass closed networks of queues" (1979); Y. Bard, "Some
+extensions to multiclass queueing network analysis" (1979); K. M. Chandy and
+D. Neuse, "Linearizer", Commun. ACM 25(2), 1982.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from . import collectives as _c
+from .errors import Infeasible, SpecError
+from .result import Estimate
+from .specs import Cluster, Config, Profile
+
+__all__ = [
+    "DISCIPLINES", "LINK_DISCIPLINES", "METHODS", "RESIDUALS", "STATIONS", "PHASES",
+    "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
+    "AsyncSolution", "async_solve", "async_throughput", "AsyncMVA",
+]
+
+#: Link disciplines of :func:`async_solve`: PS (eq. 4), FCFS (eq. 3), hybrid (eq. 5).
+DISCIPLINES = ("hybrid", "ps", "fcfs")
+#: Scheduling of one queueing station of :func:`mva` (eq. 1 or eq. 2).
+LINK_DISCIPLINES = ("ps", "fcfs")
+#: Solution methods: automatic, class-aggregated exact, ``{0,1}^K`` exact, and the
+#: two approximations.
+METHODS = ("auto", "exact", "binary", "linearizer", "schweitzer")
+#: Named FCFS residuals (a number is the squared coefficient of variation).
+RESIDUALS = ("deterministic", "exponential")
+#: Shared stations of the seed 003 network, in routing order (Fig. 5).
+STATIONS = ("uplink", "update", "downlink")
+#: Phases of one worker's step, in time order; they sum to its mean step time.
+PHASES = ("downlink", "forward", "backward", "uplink", "update")
+
+#: Population vectors above which ``method="auto"`` leaves the exact recursion
+#: (2^17 = 131,072 is 17 distinct workers, about 0.2 s; Linearizer is then
+#: typically within 0.5 %, see tests/test_queueing.py).
+MAX_STATES = 200_000
+#: Elements of the (states, types, stations) temporaries of one block of a level.
+_CHUNK = 1 << 18
+#: Worker types up to which ``method="auto"`` then uses Linearizer (O(T^3) per
+#: iteration), beyond which Schweitzer-Bard (O(T)).
+MAX_LINEARIZER_TYPES = 128
+
+
+# --------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------
+
+def _residual_gamma(residual) -> float:
+    """The fraction of ``S rho`` eq. 2 subtracts: 1/2 deterministic, 0 exponential."""
+    if isinstance(residual, str):
+        if residual == "deterministic":
+            return 0.5
+        if residual == "exponential":
+            return 0.0
+        raise SpecError("residual", f"must be one of {', '.join(RESIDUALS)} or a squared "
+                                    f"coefficient of variation >= 0; got {residual!r}")
+    if isinstance(residual, (bool, np.bool_)) or not isinstance(residual, numbers.Real):
+        raise SpecError("residual", f"must be one of {', '.join(RESIDUALS)} or a number >= 0; "
+                                    f"got {residual!r}")
+    scv = float(residual)
+    if not (math.isfinite(scv) and scv >= 0):
+        raise SpecError("residual", f"squared coefficient of variation must be finite and "
+                                    f">= 0, got {residual!r}")
+    return (1.0 - scv) / 2.0
+
+
+def _matrix(name: str, value, shape: tuple | None = None, ndim: int = 1) -> np.ndarray:
+    a = _c._as_array(name, value)
+    if a.ndim != ndim:
+        raise SpecError(name, f"expected {ndim}-dimensional data, got shape {a.shape}")
+    if shape is not None and a.shape != shape:
+        raise SpecError(name, f"expected shape {shape}, got {a.shape}")
+    if not (np.isfinite(a).all() and (a >= 0).all()):
+        bad = a[~(np.isfinite(a) & (a >= 0))][0]
+        raise SpecError(name, f"must be finite and >= 0, got {bad!r}")
+    return a
+
+
+def _check_network(delay, service, populations, disciplines, copies, residual):
+    """Validated ``(Z, S, n, fcfs, copies, gamma)`` of a generic closed network."""
+    s = _c._as_array("service", service)
+    if s.ndim == 1:
+        s = s[:, None]
+    s = _matrix("service", s, ndim=2)
+    t_classes, n_stations = s.shape
+    if t_classes == 0:
+        raise SpecError("service", "needs at least one class (row)")
+    z = _matrix("delay", np.atleast_1d(_c._as_array("delay", delay)))
+    if z.shape == (1,) and t_classes > 1:
+        z = np.repeat(z, t_classes)
+    if z.shape != (t_classes,):
+        raise SpecError("delay", f"expected {t_classes} values (one per class), got {z.shape[0]}")
+    if populations is None:
+        n = np.ones(t_classes, dtype=np.int64)
+    else:
+        n = _matrix("populations", np.atleast_1d(_c._as_array("populations", populations)))
+        if n.shape != (t_classes,):
+            raise SpecError("populations", f"expected {t_classes} values, got {n.shape[0]}")
+        if not (n == np.round(n)).all() or not (n >= 1).all():
+            raise SpecError("populations", f"must be whole numbers >= 1, got {n.tolist()!r}")
+        n = n.astype(np.int64)
+    if isinstance(disciplines, str):
+        disciplines = (disciplines,) * n_stations
+    disciplines = tuple(disciplines)
+    if len(disciplines) != n_stations:
+        raise SpecError("disciplines", f"expected {n_stations} (one per station), "
+                                       f"got {len(disciplines)}")
+    for i, d in enumerate(disciplines):
+        _c._checked_choice(f"disciplines[{i}]", d, LINK_DISCIPLINES)
+    fcfs = np.array([d == "fcfs" for d in disciplines])
+    if copies is None:
+        cp = np.ones(n_stations)
+    else:
+        cp = _matrix("copies", np.atleast_1d(_c._as_array("copies", copies)), (n_stations,))
+        if not (cp == np.round(cp)).all() or not (cp >= 1).all():
+            raise SpecError("copies", f"must be whole numbers >= 1, got {cp.tolist()!r}")
+    gamma = _residual_gamma(residual)
+    cycle0 = z + (s * cp).sum(axis=1)
+    if not (cycle0 > 0).all():
+        t = int(np.flatnonzero(cycle0 <= 0)[0])
+        raise SpecError("service", f"class {t} has zero delay and zero service everywhere "
+                                   "(its throughput would be infinite)")
+    return z, s, n, fcfs, cp, gamma
+
+
+# --------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MVAResult:
+    """Mean values of a closed multi-class network at its full population.
+
+    Attributes
+    ----------
+    throughput : ndarray (T,), jobs/s
+        Throughput X_t of each class (all its jobs together), eqs. 3-4 per class.
+    response : ndarray (T, L), s
+        Mean response time T_t^l of a class-t job at *one copy* of station l
+        per visit (eq. 1 or eq. 2).
+    cycle_time : ndarray (T,), s
+        Mean time for one job of class t to go around the network:
+        ``delay + sum_l copies_l * response[:, l]`` (one SGD step).
+    queue_length : ndarray (T, L), jobs
+        Mean number N_t^l of class-t jobs at one copy of station l (Little).
+    utilization : ndarray (L,)
+        Utilization of one copy of each station, ``sum_t X_t S_t^l``.
+    populations : ndarray (T,), jobs
+        The population of each class.
+    delay : ndarray (T,), s
+        The delay (computation) time of each class.
+    method : str
+        ``"exact"``, ``"binary"``, ``"linearizer"`` or ``"schweitzer"``.
+    states : int
+        Population vectors evaluated (exact methods) or fixed-point iterations
+        (approximations).
+    """
+
+    throughput: np.ndarray
+    response: np.ndarray
+    cycle_time: np.ndarray
+    queue_length: np.ndarray
+    utilization: np.ndarray
+    populations: np.ndarray
+    delay: np.ndarray
+    method: str
+    states: int
+
+    @property
+    def total_throughput(self) -> float:
+        """Sum of the class throughputs (jobs/s)."""
+        return float(self.throughput.sum())
+
+
+def _result(z, s, n, cp, x, r, method, states) -> MVAResult:
+    x = np.asarray(x, dtype=float)
+    r = np.asarray(r, dtype=float)
+    cycle = z + (r * cp).sum(axis=1)
+    return MVAResult(throughput=x, response=r, cycle_time=cycle,
+                     queue_length=x[:, None] * r, utilization=x @ s,
+                     populations=n, delay=z, method=method, states=int(states))
+
+
+# --------------------------------------------------------------------------
+# Exact MVA, class-aggregated (recursion over population vectors)
+# --------------------------------------------------------------------------
+#
+# One aggregate per station carries everything eqs. 1-2 need from a
+# population vector m:
+#   PS   station:  G_l(m) = sum_j N_j^l(m)                        T = S (1 + G)
+#   FCFS station:  G_l(m) = sum_j S_j^l (N_j^l(m) - g rho_j^l(m))  T = S + G
+# with g = 1/2 (eq. 2 as printed) or 0 (exponential residual).  So
+# T_t^l(m) = S_t^l + F_t^l G_l(m - e_t) with F = S (PS) or 1 (FCFS), and
+# G_l(m) = sum_t H_t^l N_t^l(m) - g [fcfs] sum_t X_t (S_t^l)^2 with H = 1 (PS)
+# or S (FCFS).
+
+def _factors(s, fcfs):
+    f_in = np.where(fcfs, 1.0, s)          # multiplies G(m - e_t) in T
+    f_out = np.where(fcfs, s, 1.0)         # weights N in G
+    return f_in, f_out
+
+
+def _exact_single(z: float, s: np.ndarray, n: int, fcfs, cp, gamma):
+    """One class: a scalar loop over the populations 1..n (K + 1 states)."""
+    s_l = [float(v) for v in s]
+    f_in = [1.0 if f else v for v, f in zip(s_l, fcfs)]
+    f_out = [v if f else 1.0 for v, f in zip(s_l, fcfs)]
+    corr = [gamma * v * v if f else 0.0 for v, f in zip(s_l, fcfs)]
+    c_l = [float(v) for v in cp]
+    stations = range(len(s_l))
+    g = [0.0] * len(s_l)
+    r = list(s_l)
+    x = 0.0
+    for k in range(1, n + 1):
+        r = [s_l[i] + f_in[i] * g[i] for i in stations]
+        cycle = z
+        for i in stations:
+            cycle += c_l[i] * r[i]
+        x = k / cycle
+        g = [x * (f_out[i] * r[i] - corr[i]) for i in stations]
+    return np.array([x]), np.array([r])
+
+
+def _levels(n: np.ndarray):
+    """Population vectors grouped by total population.
+
+    Returns ``(strides, order, bounds, pos, coords)``: states are mixed-radix
+    indices ``sum_t m_t * strides[t]``; ``order[bounds[p]:bounds[p+1]]`` are the
+    states of level p; ``pos[i]`` is the position of state i within its level.
+    """
+    dims = n + 1
+    strides = np.concatenate(([1], np.cumprod(dims[:-1]))).astype(np.int64)
+    size = int(np.prod(dims))
+    small = np.int16 if dims.max() < 2 ** 15 else np.int64
+    coords = np.stack(np.unravel_index(np.arange(size), tuple(dims), order="F"),
+                      axis=1).astype(small)
+    level = coords.sum(axis=1, dtype=np.int64)
+    order = np.argsort(level, kind="stable")
+    bounds = np.searchsorted(level[order], np.arange(int(n.sum()) + 2))
+    pos = np.empty(size, dtype=np.int64)
+    pos[order] = np.arange(size) - bounds[level[order]]
+    return strides, order, bounds, pos, coords
+
+
+def _exact_levels(z, s, n, fcfs, cp, gamma):
+    """Exact class-aggregated MVA over all ``prod(n_t + 1)`` population vectors."""
+    f_in, f_out = _factors(s, fcfs)
+    corr = gamma * np.where(fcfs, s * s, 0.0)          # (T, L)
+    strides, order, bounds, pos, coords = _levels(n)
+    g_prev = np.zeros((1, s.shape[1]))                  # level 0: the empty network
+    x = r = None
+    chunk = max(1, _CHUNK // (s.shape[0] * s.shape[1]))
+    for p in range(1, int(n.sum()) + 1):
+        level = order[bounds[p]:bounds[p + 1]]
+        g_next = np.empty((len(level), s.shape[1]))
+        for start in range(0, len(level), chunk):      # bounds the (C, T, L) temporaries
+            idx = level[start:start + chunk]
+            m = coords[idx]                             # (C, T) populations
+            has = m > 0
+            pred = np.where(has, idx[:, None] - strides, 0)  # m - e_t (unused where m_t = 0)
+            g = g_prev[pos[pred]]                       # (C, T, L)
+            r = s + f_in * g                            # eqs. 1-2, (C, T, L)
+            cycle = z + r @ cp                          # (C, T)
+            x = np.where(has, m / cycle, 0.0)           # (C, T)
+            g_next[start:start + chunk] = np.einsum("ct,ctl->cl", x, f_out * r - corr)
+        g_prev = g_next
+    return x[0], r[0]
+
+
+def _n_states(n: np.ndarray) -> int:
+    return math.prod(int(v) + 1 for v in n)
+
+
+def mva(delay, service, populations=None, disciplines="ps", *, copies=None,
+        residual="deterministic", max_states: int = MAX_STATES) -> MVAResult:
+    """Exact MVA of a closed multi-class network, aggregated by class.
+
+    Each class t has ``populations[t]`` identical jobs; each job alternates
+    between its own delay station (think time ``delay[t]``, an infinite server
+    as in Fig. 5) and one visit to every copy of every queueing station l
+    (single server, ``disciplines[l]``, service time ``service[t, l]`` per visit).
+
+    Parameters
+    ----------
+    delay : array_like (T,), s
+        Delay (computation) time of each class, >= 0.
+    service : array_like (T, L), s
+        Mean service time of a class-t job at one copy of station l, >= 0.
+    populations : array_like (T,) of int, optional
+        Jobs per class, >= 1 (default: one each).
+    disciplines : str or sequence of L str
+        ``"ps"`` (eq. 1) or ``"fcfs"`` (eq. 2) for each station.
+    copies : array_like (L,) of int, optional
+        Identical copies of station l, each visited once per cycle (default 1).
+    residual : {"deterministic", "exponential"} or float
+        FCFS residual of the job in service: ``S/2`` as printed in eq. 2, ``S``
+        (exponential), or ``S (1 + c) / 2`` for a squared coefficient of variation c.
+    max_states : int
+        Largest number of population vectors ``prod(n_t + 1)`` to evaluate.
+
+    Returns
+    -------
+    MVAResult
+
+    Raises
+    ------
+    SpecError
+        Naming the argument, for bad shapes, negative or non-finite times,
+        unknown disciplines or residuals, populations < 1.
+    Infeasible
+        More than ``max_states`` population vectors (use :func:`mva_linearizer`).
+
+    References
+    ----------
+    Seed 003 Sec. 2.1, eqs. 1-2 (recursion over population vectors), Table 2
+    (notation), Little's law for N and rho; Reiser and Lavenberg, "Mean-value
+    analysis of closed multichain queuing networks", J. ACM 27(2), 1980.
+
+    Examples
+    --------
+    One class of 2 jobs, delay 1 s, one PS station with 1 s service:
+    ``T(1) = 1``, ``X(1) = 1/2``, ``N(1) = 1/2``; ``T(2) = 1.5``, ``X(2) = 2/2.5``.
+
+    >>> res = mva([1.0], [[1.0]], [2])
+    >>> float(res.throughput[0]), float(res.response[0, 0])
+    (0.8, 1.5)
+    """
+    z, s, n, fcfs, cp, gamma = _check_network(delay, service, populations, disciplines,
+                                              copies, residual)
+    states = _n_states(n)
+    if states > max_states:
+        raise Infeasible(f"exact MVA needs {states} population vectors, more than "
+                         f"max_states={max_states} (use an approximate MVA)")
+    if len(n) == 1:
+        x, r = _exact_single(float(z[0]), s[0], int(n[0]), fcfs, cp, gamma)
+    else:
+        x, r = _exact_levels(z, s, n, fcfs, cp, gamma)
+    return _result(z, s, n, cp, x, r, "exact", states)
+
+
+# --------------------------------------------------------------------------
+# Exact MVA over {0,1}^K, one class per job (the paper's recursion as printed)
+# --------------------------------------------------------------------------
+
+def mva_binary(delay, service, disciplines="ps", *, copies=None, residual="deterministic",
+               max_states: int = 1 << 20) -> MVAResult:
+    """Exact MVA with one class per job: seed 003's recursion over ``{0,1}^K``.
+
+    This is eqs. 1-2 as printed: every per-class ``N_j^l`` and ``rho_j^l`` is
+    kept for every subset of the K workers (``2^K`` population vectors) and
+    summed over j at each step.  It is the reference for :func:`mva`, which
+    gives the same numbers in ``prod(n_t + 1)`` states.
+
+    Parameters
+    ----------
+    delay : array_like (K,), s
+        Delay (computation) time of each job.
+    service : array_like (K, L), s
+        Service time of job k at one copy of station l.
+    disciplines, copies, residual
+        As in :func:`mva`.
+    max_states : int
+        Largest ``2^K`` to evaluate.
+
+    Returns
+    -------
+    MVAResult
+        One class per job (populations all 1), ``method == "binary"``.
+
+    Raises
+    ------
+    SpecError
+        Bad arguments (see :func:`mva`).
+    Infeasible
+        ``2^K > max_states``.
+
+    References
+    ----------
+    Seed 003 Sec. 2.1, eqs. 1-2 and the identities below them.
+
+    Examples
+    --------
+    >>> res = mva_binary([1.0, 1.0], [[1.0], [1.0]])
+    >>> res.throughput.round(6).tolist()
+    [0.4, 0.4]
+    """
+    z, s, n, fcfs, cp, gamma = _check_network(delay, service, None, disciplines, copies,
+                                              residual)
+    k_jobs, n_st = s.shape
+    if 2 ** k_jobs > max_states:
+        raise Infeasible(f"the {{0,1}}^K recursion needs 2^{k_jobs} population vectors, "
+                         f"more than max_states={max_states}")
+    size = 1 << k_jobs
+    big_n = np.zeros((size, k_jobs, n_st))         # N_j^l(m)
+    big_rho = np.zeros((size, k_jobs, n_st))       # rho_j^l(m)
+    masks = np.arange(size)
+    bits = ((masks[:, None] >> np.arange(k_jobs)) & 1).astype(bool)
+    popcount = bits.sum(axis=1)
+    flip = 1 << np.arange(k_jobs)
+    x_full = r_full = None
+    for p in range(1, k_jobs + 1):
+        level = masks[popcount == p]
+        for start in range(0, len(level), 1024):      # chunks bound the (C, K, K, L) gathers
+            m = level[start:start + 1024]
+            b = bits[m]                                # (C, K): k in m
+            pred = np.where(b, m[:, None] ^ flip, 0)   # m - e_k
+            n_pred = big_n[pred]                       # (C, K, K_j, L)
+            rho_pred = big_rho[pred]
+            ps_t = s[None] * (1.0 + n_pred.sum(axis=2))                       # eq. 1
+            fcfs_t = s[None] + np.einsum("jl,ckjl->ckl", s,
+                                         n_pred - gamma * rho_pred)            # eq. 2
+            r = np.where(fcfs, fcfs_t, ps_t)           # (C, K, L)
+            x = np.where(b, 1.0 / (z + r @ cp), 0.0)   # X_k = n_k / sum_l T_k^l
+            big_n[m] = x[:, :, None] * r               # N = X T
+            big_rho[m] = x[:, :, None] * s[None]       # rho = X S
+            if p == k_jobs:
+                x_full, r_full = x[0], r[0]
+    return _result(z, s, n, cp, x_full, r_full, "binary", size)
+
+
+# --------------------------------------------------------------------------
+# Approximate MVA (Schweitzer-Bard)
+# --------------------------------------------------------------------------
+
+def _schweitzer(z, s, n, fcfs, cp, gamma, tol, max_iter):
+    f_in, f_out = _factors(s, fcfs)
+    corr = gamma * np.where(fcfs, s * s, 0.0)
+    nf = n.astype(float)
+    demand = s * cp
+    x = nf / (z + demand.sum(axis=1))
+    r = s.copy()
+    for it in range(1, max_iter + 1):
+        contrib = x[:, None] * (f_out * r - corr)         # class t's share of G at full population
+        g_minus = contrib.sum(axis=0) - contrib / nf[:, None]   # G(n - e_t) ~ G(n) - G_t(n)/n_t
+        r_new = s + f_in * g_minus
+        x_new = nf / (z + r_new @ cp)
+        done = np.max(np.abs(x_new - x) / x_new) < tol
+        x, r = x_new, r_new
+        if done:
+            return x, r, it
+    raise Infeasible(f"Schweitzer-Bard iteration did not converge in {max_iter} iterations")
+
+
+def mva_schweitzer(delay, service, populations=None, disciplines="ps", *, copies=None,
+                   residual="deterministic", tol: float = 1e-12,
+                   max_iter: int = 100_000) -> MVAResult:
+    """Approximate MVA (Schweitzer-Bard) of the network of :func:`mva`.
+
+    The arrival theorem's ``N_j(n - e_t)`` is approximated from the full
+    population: ``N_j(n - e_t) = N_j(n) (n_j - [j = t]) / n_j`` (and likewise
+    ``rho``), and the resulting fixed point is iterated.  Cost per iteration is
+    ``O(T L)`` whatever the populations, so any number of distinct worker types
+    is cheap.
+
+    Parameters
+    ----------
+    delay, service, populations, disciplines, copies, residual
+        As in :func:`mva`.
+    tol : float
+        Convergence: largest relative change of a class throughput between
+        iterations.
+    max_iter : int
+        Iterations before giving up.
+
+    Returns
+    -------
+    MVAResult
+        ``method == "schweitzer"``; ``states`` holds the iterations used.
+
+    Raises
+    ------
+    SpecError
+        Bad arguments.
+    Infeasible
+        No convergence within ``max_iter`` iterations.
+
+    References
+    ----------
+    Schweitzer (1979); Bard (1979); applied to seed 003 eqs. 1-2.  The error
+    against :func:`mva` is measured in ``tests/test_queueing.py``.
+
+    Examples
+    --------
+    >>> exact = mva([1.0], [[1.0]], [50]).total_throughput
+    >>> approx = mva_schweitzer([1.0], [[1.0]], [50]).total_throughput
+    >>> abs(approx / exact - 1) < 0.01
+    True
+    """
+    z, s, n, fcfs, cp, gamma = _check_network(delay, service, populations, disciplines,
+                                              copies, residual)
+    x, r, iterations = _schweitzer(z, s, n, fcfs, cp, gamma, tol, max_iter)
+    return _result(z, s, n, cp, x, r, "schweitzer", iterations)
+
+
+def _core(z, s, m, fcfs, cp, gamma, dev, f, tol, max_iter):
+    """Linearizer's core: Schweitzer-like fixed point at several populations at once.
+
+    ``m`` (P, T) populations; ``dev`` (T, T, L) the deviations D[j, t] of class
+    j's per-job share of G when one class-t job is removed; ``f`` (P, T, L) the
+    starting per-job shares.  Returns ``(x, r, f)`` at every population.
+    """
+    f_in, f_out = _factors(s, fcfs)
+    corr = gamma * np.where(fcfs, s * s, 0.0)
+    mf = m.astype(float)
+    has = m > 0
+    per_job = np.where(has, 1.0 / np.maximum(mf, 1.0), 0.0)[:, :, None]
+    # sum_j (m_j - [j = t]) D[j, t] = m @ D[:, t] - D[t, t]
+    shift = np.einsum("pj,jtl->ptl", mf, dev) - np.einsum("ttl->tl", dev)[None]
+    x = np.zeros(m.shape)
+    for it in range(1, max_iter + 1):
+        g_full = np.einsum("pj,pjl->pl", mf, f)
+        g_minus = np.maximum(g_full[:, None, :] - f + shift, 0.0)
+        r = s + f_in * g_minus
+        x_new = np.where(has, mf / (z + r @ cp), 0.0)
+        f = x_new[:, :, None] * (f_out * r - corr) * per_job
+        done = np.max(np.abs(x_new - x)[has] / x_new[has]) < tol
+        x = x_new
+        if done:
+            return x, r, f, it
+    raise Infeasible(f"Linearizer core did not converge in {max_iter} iterations")
+
+
+def _linearizer(z, s, n, fcfs, cp, gamma, tol, max_iter, rounds=3):
+    n_types, n_st = s.shape
+    pops = np.vstack([n, n - np.eye(n_types, dtype=n.dtype)])     # n and n - e_t
+    demand = s * cp
+    x0 = pops / (z + demand.sum(axis=1))
+    f = x0[:, :, None] * s                                       # a start: N ~ X S
+    dev = np.zeros((n_types, n_types, n_st))
+    x, r, f, total = _core(z, s, pops, fcfs, cp, gamma, dev, f, tol, max_iter)
+    valid = (pops[1:] > 0).T[:, :, None]                          # (n - e_t)_j > 0, as [j, t]
+    for _ in range(rounds):
+        dev = np.where(valid, np.transpose(f[1:] - f[0][None], (1, 0, 2)), 0.0)
+        x, r, f, it = _core(z, s, pops, fcfs, cp, gamma, dev, f, tol, max_iter)
+        total += it
+    return x[0], r[0], total
+
+
+def mva_linearizer(delay, service, populations=None, disciplines="ps", *, copies=None,
+                   residual="deterministic", tol: float = 1e-12,
+                   max_iter: int = 100_000) -> MVAResult:
+    """Approximate MVA by Chandy and Neuse's Linearizer, of the network of :func:`mva`.
+
+    Schweitzer-Bard assumes that removing one class-t job leaves the per-job
+    queue shares of every class unchanged; Linearizer estimates the change
+    ``D[j, t]`` by solving the same fixed point at the populations ``n - e_t``
+    too, and iterates (three rounds).  It is markedly more accurate than
+    Schweitzer-Bard when classes hold one or few jobs (heterogeneous workers),
+    at ``O(T^3 L)`` per iteration for T classes.
+
+    Parameters
+    ----------
+    delay, service, populations, disciplines, copies, residual
+        As in :func:`mva`.
+    tol : float
+        Convergence of each fixed point (relative change of the throughputs).
+    max_iter : int
+        Iterations of one fixed point before giving up.
+
+    Returns
+    -------
+    MVAResult
+        ``method == "linearizer"``; ``states`` holds the total iterations.
+
+    Raises
+    ------
+    SpecError
+        Bad arguments.
+    Infeasible
+        No convergence.
+
+    References
+    ----------
+    K. M. Chandy and D. Neuse, "Linearizer: a heuristic algorithm for
+    queueing network models of computing systems", Commun. ACM 25(2), 1982;
+    applied to seed 003 eqs. 1-2 (for eq. 2 the linearized quantity is each
+    class's share of ``sum_j S_j (N_j - rho_j / 2)``).
+
+    Examples
+    --------
+    >>> exact = mva([0.1, 0.5], [[1.0], [1.0]]).total_throughput
+    >>> approx = mva_linearizer([0.1, 0.5], [[1.0], [1.0]]).total_throughput
+    >>> abs(approx / exact - 1) < 0.01
+    True
+    """
+    z, s, n, fcfs, cp, gamma = _check_network(delay, service, populations, disciplines,
+                                              copies, residual)
+    x, r, iterations = _linearizer(z, s, n, fcfs, cp, gamma, tol, max_iter)
+    return _result(z, s, n, cp, x, r, "linearizer", iterations)
+
+
+# --------------------------------------------------------------------------
+# The seed 003 network (Fig. 5)
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AsyncSolution:
+    """Everything :func:`async_solve` computes for one configuration.
+
+    Per-worker arrays are in worker order (the order of ``t_forward``).
+
+    Attributes
+    ----------
+    throughput : float, steps/s
+        SGD steps per second summed over the workers (eq. 3, 4 or 5).
+    worker_throughput : ndarray (K,), steps/s
+        Steps per second of each worker.
+    step_time : ndarray (K,), s
+        Mean time between two steps of each worker (``1 / worker_throughput``).
+    phases : dict of str to ndarray (K,), s
+        Mean time per step of each worker in ``"downlink"``, ``"forward"``,
+        ``"backward"``, ``"uplink"`` and ``"update"`` (response times summed
+        over the ``n_ps`` servers; forward and backward as exposed after eq. 6
+        when ``overlap``).  They sum to ``step_time``.
+    utilization : dict of str to float
+        Utilization of one ``"uplink"``, ``"update"`` (server) and ``"downlink"``
+        station, and ``"worker"``: the largest busy fraction of a worker's
+        compute, ``X_k (T_F + T_B)``.
+    queue_length : dict of str to float, jobs
+        Mean number of tasks at one uplink, server and downlink station.
+    discipline : str
+        Link discipline of the solution reported: ``"fcfs"`` or ``"ps"``.
+    rho_fcfs : float or None
+        Eq. 5's network utilization: the larger of the uplink and downlink
+        utilizations of the FCFS solution (None when no FCFS solution was needed).
+    throughput_fcfs, throughput_ps : float or None, steps/s
+        Eqs. 3 and 4 for the final delay times (None when not computed).
+    compute_time : ndarray (K,), s
+        Delay-station time used: ``T_F + T_B``, or eq. 6 with ``overlap``.
+    n_ps : int
+        Parameter servers.
+    method : str
+        MVA used (``"exact"``, ``"binary"``, ``"linearizer"`` or ``"schweitzer"``).
+    """
+
+    throughput: float
+    worker_throughput: np.ndarray
+    step_time: np.ndarray
+    phases: dict
+    utilization: dict
+    queue_length: dict
+    discipline: str
+    rho_fcfs: float | None
+    throughput_fcfs: float | None
+    throughput_ps: float | None
+    compute_time: np.ndarray
+    n_ps: int
+    method: str
+
+    @property
+    def workers(self) -> int:
+        """K, the number of workers."""
+        return len(self.step_time)
+
+    @property
+    def bottleneck(self) -> str:
+        """The most utilized station: ``"uplink"``, ``"update"``, ``"downlink"``, ``"worker"``."""
+        return max(self.utilization, key=self.utilization.get)
+
+
+def _worker_times(name: str, value, workers: int) -> np.ndarray:
+    a = _c._as_array(name, value)
+    if a.ndim == 0:
+        a = np.full(workers, float(a))
+    elif a.ndim != 1 or a.shape[0] != workers:
+        raise SpecError(name, f"expected a number or {workers} values (one per worker), "
+                              f"got shape {a.shape}")
+    if not (np.isfinite(a).all() and (a >= 0).all()):
+        bad = a[~(np.isfinite(a) & (a >= 0))][0]
+        raise SpecError(name, f"must be finite and >= 0, got {bad!r}")
+    return a
+
+
+def _check_scalar(name: str, value, **rules) -> float:
+    if np.ndim(value) != 0:
+        raise SpecError(name, f"expected a number, got {value!r}")
+    return float(_c._checked(name, value, **rules))
+
+
+def _check_options(discipline, rho_threshold, overlap, method):
+    _c._checked_choice("discipline", discipline, DISCIPLINES)
+    rho_t = _check_scalar("rho_threshold", rho_threshold, maximum=1.0)
+    if not isinstance(overlap, (bool, np.bool_)):
+        raise SpecError("overlap", f"expected True or False, got {overlap!r}")
+    _c._checked_choice("method", method, METHODS)
+    return rho_t, bool(overlap)
+
+
+class _Network:
+    """The Fig. 5 network of one configuration, workers grouped into classes."""
+
+    def __init__(self, s_up, s_server, s_down, n_ps, types, pops, fcfs_gamma, method,
+                 max_states):
+        self.n_ps = n_ps
+        self.types, self.pops = types, pops          # (T, 2) forward/backward; (T,)
+        self.gamma, self.method, self.max_states = fcfs_gamma, method, max_states
+        t = len(pops)
+        self.service = np.column_stack([np.full(t, s_up), np.full(t, s_server),
+                                        np.full(t, s_down)])
+        self.copies = np.full(3, float(n_ps))
+
+    def solve(self, delay: np.ndarray, links: str):
+        fcfs = np.array([links == "fcfs", False, links == "fcfs"])
+        z, s, n, cp, g = delay, self.service, self.pops, self.copies, self.gamma
+        method = self.method
+        if method == "auto":
+            method = ("exact" if _n_states(n) <= self.max_states else
+                      "linearizer" if len(n) <= MAX_LINEARIZER_TYPES else "schweitzer")
+        if method == "exact":
+            states = _n_states(n)
+            if states > self.max_states:
+                raise Infeasible(f"exact MVA needs {states} population vectors, more than "
+                                 f"max_states={self.max_states}")
+            if len(n) == 1:
+                x, r = _exact_single(float(z[0]), s[0], int(n[0]), fcfs, cp, g)
+            else:
+                x, r = _exact_levels(z, s, n, fcfs, cp, g)
+        elif method == "schweitzer":
+            x, r, _ = _schweitzer(z, s, n, fcfs, cp, g, 1e-12, 100_000)
+        elif method == "linearizer":
+            x, r, _ = _linearizer(z, s, n, fcfs, cp, g, 1e-12, 100_000)
+        else:  # binary: one class per worker, then back to classes
+            rep = np.repeat(np.arange(len(n)), n)
+            if 2 ** len(rep) > self.max_states:
+                raise Infeasible(f"the {{0,1}}^K recursion needs 2^{len(rep)} population "
+                                 f"vectors, more than max_states={self.max_states}")
+            res = mva_binary(z[rep], s[rep], ["fcfs" if f else "ps" for f in fcfs],
+                             copies=cp, residual=(1.0 - 2.0 * g))
+            first = np.searchsorted(rep, np.arange(len(n)))
+            x, r = np.bincount(rep, res.throughput), res.response[first]
+        return x, r, method
+
+
+def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                discipline="hybrid", rho_threshold=0.6, overlap=False, *, n_ps=1,
+                residual="deterministic", method="auto", max_states: int = MAX_STATES,
+                t_uplink=None, t_downlink=None) -> AsyncSolution:
+    """Solve seed 003's Async-SGD network (Fig. 5) for one configuration.
+
+    Service times (Sec. 2.1.2): ``S_U = S_D = M / (n_ps B)`` per link visit,
+    ``S_S = T_S / n_ps`` per server visit, ``S_W = T_F + T_B`` at the worker.
+    ``discipline="fcfs"`` solves with FCFS links (eq. 3), ``"ps"`` with PS
+    links (eq. 4), ``"hybrid"`` both and picks by eq. 5: the FCFS solution when
+    ``rho_fcfs <= rho_threshold``, where ``rho_fcfs`` is the larger of the
+    uplink and downlink utilizations of the FCFS solution at full population
+    (DESIGN.md).  The server station is always PS.
+
+    With ``overlap=True`` (eq. 6, as DESIGN.md decides): take ``T_D`` and
+    ``T_U`` of each worker from the solution selected above, replace the
+    computation time by ``max(0, T_F - T_D) + max(0, T_B - T_U)``, solve again
+    and apply eq. 5 again.
+
+    Parameters
+    ----------
+    model_bytes : float, bytes
+        Model size M (>= 0); gradients have the same size.
+    bandwidth : float, bytes/s
+        Link bandwidth B (> 0).
+    t_forward, t_backward : float or sequence of K floats, s
+        Forward and backward time of a step (S_F, S_B), one value for all
+        workers or one per worker (heterogeneous workers, Sec. 4.2.3).
+    t_update : float, s
+        Update time on the parameter server (S_S for one server).
+    workers : int
+        K >= 1.
+    discipline : {"hybrid", "ps", "fcfs"}
+        Link discipline (eq. 5, eq. 4, eq. 3).
+    rho_threshold : float
+        rho_T of eq. 5, in [0, 1].
+    overlap : bool
+        Apply the overlap correction of eq. 6.
+    n_ps : int
+        Parameter servers sharing the model evenly (our extension; see the
+        module notes).
+    residual : {"deterministic", "exponential"} or float
+        FCFS residual (see :func:`mva`); eq. 2 as printed is ``"deterministic"``.
+    method : {"auto", "exact", "binary", "linearizer", "schweitzer"}
+        Class-aggregated exact MVA, the ``{0,1}^K`` recursion, Linearizer,
+        Schweitzer-Bard; ``"auto"``: exact when at most ``max_states``
+        population vectors, else Linearizer up to ``MAX_LINEARIZER_TYPES``
+        distinct workers, else Schweitzer-Bard.
+    max_states : int
+        Bound on the population vectors of the exact methods.
+    t_uplink, t_downlink : float or None, s
+        Measured duration of one uncontended push or pull of the whole model
+        with one server (Lin et al.'s profiling, seed 003 Sec. 2.1.2); they
+        replace ``M / B`` (split over ``n_ps`` servers as M is).  Default:
+        ``M / B`` for both, as seed 003 does.
+
+    Returns
+    -------
+    AsyncSolution
+
+    Raises
+    ------
+    SpecError
+        Naming the argument, for NaN, negative or out-of-range values, a
+        sequence of the wrong length, unknown options, or a step with no time
+        at all.
+    Infeasible
+        ``method="exact"`` or ``"binary"`` beyond ``max_states``.
+
+    References
+    ----------
+    Seed 003 Sec. 2.1: eqs. 1-2 (response times), 3-4 (throughput), 5
+    (hybrid), 6 (overlap); Sec. 2.1.2 (service times).
+
+    Examples
+    --------
+    >>> sol = async_solve(100e6, 1.25e9, 0.1, 0.2, 0.01, 4, discipline="ps")
+    >>> round(sol.throughput, 4), sol.bottleneck
+    (7.0152, 'uplink')
+    >>> {k: round(float(v[0]), 4) for k, v in sol.phases.items()}
+    {'downlink': 0.1298, 'forward': 0.1, 'backward': 0.2, 'uplink': 0.1298, 'update': 0.0106}
+    >>> {k: round(v, 3) for k, v in sol.utilization.items()}
+    {'uplink': 0.561, 'update': 0.07, 'downlink': 0.561, 'worker': 0.526}
+    """
+    m = _check_scalar("model_bytes", model_bytes)
+    b = _check_scalar("bandwidth", bandwidth, positive=True, finite=False)
+    ts = _check_scalar("t_update", t_update)
+    if np.ndim(workers) != 0:
+        raise SpecError("workers", f"expected a whole number >= 1, got {workers!r}")
+    k = int(_c._checked("workers", workers, minimum=1, integer=True))
+    p = int(_check_scalar("n_ps", n_ps, minimum=1, integer=True))
+    rho_t, overlap = _check_options(discipline, rho_threshold, overlap, method)
+    gamma = _residual_gamma(residual)
+    tf = _worker_times("t_forward", t_forward, k)
+    tb = _worker_times("t_backward", t_backward, k)
+    if not isinstance(max_states, numbers.Integral) or max_states < 1:
+        raise SpecError("max_states", f"expected a whole number >= 1, got {max_states!r}")
+    s_up = m / (p * b) if t_uplink is None else _check_scalar("t_uplink", t_uplink) / p
+    s_down = m / (p * b) if t_downlink is None else _check_scalar("t_downlink", t_downlink) / p
+    s_server = ts / p
+    if not ((tf + tb) > 0).all() and not (s_up > 0 or s_down > 0 or s_server > 0):
+        raise SpecError("t_forward", "a step takes no time at all (zero compute, model and "
+                                     "update): its throughput would be infinite")
+    types, inverse, pops = np.unique(np.column_stack([tf, tb]), axis=0, return_inverse=True,
+                                     return_counts=True)
+    inverse = inverse.reshape(-1)
+    net = _Network(s_up, s_server, s_down, p, types, pops, gamma, method, int(max_states))
+    compute = types.sum(axis=1)
+
+    def run(delay):
+        """Eq. 3/4/5 for these delay times: (links, x, r, rho_fcfs, X_fcfs, X_ps, method)."""
+        x_f = x_p = rho = None
+        if discipline in ("fcfs", "hybrid"):
+            x_f, r_f, used = net.solve(delay, "fcfs")
+            util = x_f @ net.service
+            rho = float(max(util[0], util[2]))
+        if discipline == "ps" or (discipline == "hybrid" and rho > rho_t):
+            x_p, r_p, used = net.solve(delay, "ps")
+            return "ps", x_p, r_p, rho, x_f, x_p, used
+        return "fcfs", x_f, r_f, rho, x_f, x_p, used
+
+    links, x, r, rho, x_f, x_p, used = run(compute)
+    if overlap:
+        t_up, t_down = p * r[:, 0], p * r[:, 2]
+        fwd = np.maximum(0.0, types[:, 0] - t_down)
+        bwd = np.maximum(0.0, types[:, 1] - t_up)
+        delay = fwd + bwd   # > 0 unless T_D, T_U > 0, so every cycle stays > 0
+        links, x, r, rho, x_f, x_p, used = run(delay)
+    else:
+        fwd, bwd, delay = types[:, 0], types[:, 1], compute
+
+    per_worker = x / pops                                      # (T,)
+    cycle = delay + (r * p).sum(axis=1)
+    phases = {"downlink": p * r[:, 2], "forward": fwd, "backward": bwd,
+              "uplink": p * r[:, 0], "update": p * r[:, 1]}
+    util = x @ net.service
+    queue = x @ r
+    return AsyncSolution(
+        throughput=float(x.sum()),
+        worker_throughput=per_worker[inverse],
+        step_time=cycle[inverse],
+        phases={name: np.asarray(v, dtype=float)[inverse] for name, v in phases.items()},
+        utilization={"uplink": float(util[0]), "update": float(util[1]),
+                     "downlink": float(util[2]),
+                     "worker": float(np.max(per_worker * compute))},
+        queue_length={"uplink": float(queue[0]), "update": float(queue[1]),
+                      "downlink": float(queue[2])},
+        discipline=links, rho_fcfs=rho,
+        throughput_fcfs=None if x_f is None else float(x_f.sum()),
+        throughput_ps=None if x_p is None else float(x_p.sum()),
+        compute_time=np.asarray(delay, dtype=float)[inverse], n_ps=p, method=used)
+
+
+def _per_worker_call(t_forward, t_backward, workers) -> bool:
+    """Whether t_forward/t_backward are per-worker sequences (heterogeneous workers)."""
+    if np.ndim(workers) != 0 or isinstance(workers, (bool, np.bool_)):
+        return False
+    try:
+        k = float(workers)
+    except (TypeError, ValueError):
+        return False
+    for value in (t_forward, t_backward):
+        if np.ndim(value) == 1 and np.shape(value)[0] == k:
+            return all(np.ndim(v) == 0 or (np.ndim(v) == 1 and np.shape(v)[0] == k)
+                       for v in (t_forward, t_backward))
+    return False
+
+
+def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                     discipline="hybrid", rho_threshold=0.6, overlap=False, *, n_ps=1,
+                     residual="deterministic", method="auto"):
+    """SGD steps per second of Async-SGD with a parameter server (seed 003 eqs. 1-6).
+
+    The DESIGN.md contract.  Two ways to call it:
+
+    * **heterogeneous workers** -- ``workers`` is one integer K and
+      ``t_forward`` and/or ``t_backward`` is a sequence of K values (one per
+      worker; the other may be a number): one float is returned;
+    * **grids** -- otherwise every argument (including ``n_ps`` and
+      ``rho_threshold``) broadcasts with numpy and each element is a job of
+      identical workers; a float for scalar input, else an array of the
+      broadcast shape.
+
+    Parameters
+    ----------
+    model_bytes : float or array_like, bytes
+        Model size M (>= 0).
+    bandwidth : float or array_like, bytes/s
+        Link bandwidth B (> 0); link service time ``M / B`` (Sec. 2.1.2).
+    t_forward, t_backward : float or array_like, s
+        Forward and backward time of one step (S_F, S_B).
+    t_update : float or array_like, s
+        Update time on the parameter server.
+    workers : int or array_like, workers
+        K >= 1.
+    discipline : {"hybrid", "ps", "fcfs"}
+        Eq. 5 (default), eq. 4 or eq. 3.
+    rho_threshold : float or array_like
+        rho_T of eq. 5 in [0, 1] (default 0.6).
+    overlap : bool
+        Eq. 6 correction for overlapped communication and computation.
+    n_ps : int or array_like
+        Parameter servers splitting the model (our extension; 1 is the paper).
+    residual : {"deterministic", "exponential"} or float
+        FCFS residual (see :func:`mva`).
+    method : {"auto", "exact", "binary", "linearizer", "schweitzer"}
+        MVA method (see :func:`async_solve`).
+
+    Returns
+    -------
+    float or ndarray, steps/s
+        Steps completed per second by all the workers together.
+
+    Raises
+    ------
+    SpecError
+        Naming the argument, for bad values (see :func:`async_solve`).
+
+    References
+    ----------
+    Seed 003 Sec. 2.1, eqs. 1-6; Sec. 4.2.3 (heterogeneous workers).
+
+    Examples
+    --------
+    >>> round(async_throughput(100e6, 1.25e9, [0.1, 0.05], [0.2, 0.1], 0.01, 2), 4)
+    5.0351
+    """
+    if _per_worker_call(t_forward, t_backward, workers):
+        return async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                           discipline, rho_threshold, overlap, n_ps=n_ps, residual=residual,
+                           method=method).throughput
+    _check_options(discipline, 0.0, overlap, method)
+    _residual_gamma(residual)
+    args = {"model_bytes": _c._checked("model_bytes", model_bytes),
+            "bandwidth": _c._checked("bandwidth", bandwidth, positive=True, finite=False),
+            "t_forward": _c._checked("t_forward", t_forward),
+            "t_backward": _c._checked("t_backward", t_backward),
+            "t_update": _c._checked("t_update", t_update),
+            "workers": _c._checked("workers", workers, minimum=1, integer=True),
+            "rho_threshold": _c._checked("rho_threshold", rho_threshold, maximum=1.0),
+            "n_ps": _c._checked("n_ps", n_ps, minimum=1, integer=True)}
+    shape = np.broadcast_shapes(*(np.shape(v) for v in args.values()))
+    if shape == ():
+        return _solve_cached({}, args, discipline, overlap, residual, method)
+    grids = {k: np.broadcast_to(v, shape) for k, v in args.items()}
+    out = np.empty(shape)
+    cache: dict = {}
+    for index in np.ndindex(shape):
+        out[index] = _solve_cached(cache, {k: float(v[index]) for k, v in grids.items()},
+                                   discipline, overlap, residual, method)
+    return out
+
+
+def _solve_cached(cache: dict, a: dict, discipline, overlap, residual, method) -> float:
+    key = tuple(float(v) for v in a.values())
+    if key not in cache:
+        cache[key] = async_solve(a["model_bytes"], a["bandwidth"], a["t_forward"],
+                                 a["t_backward"], a["t_update"], int(a["workers"]), discipline,
+                                 a["rho_threshold"], overlap, n_ps=int(a["n_ps"]),
+                                 residual=residual, method=method).throughput
+    return cache[key]
+
+
+# --------------------------------------------------------------------------
+# Model object
+# --------------------------------------------------------------------------
+
+_EQUATION = {"hybrid": "seed 003 eqs. 1-5", "ps": "seed 003 eqs. 1, 4",
+             "fcfs": "seed 003 eqs. 1-3"}
+
+
+def _check_specs(workload, cluster, config, model: str) -> None:
+    for name, value, kind in (("workload", workload, Profile), ("cluster", cluster, Cluster),
+                              ("config", config, Config)):
+        if not isinstance(value, kind):
+            raise SpecError(name, f"expected a {kind.__name__}, got {type(value).__name__}")
+    if config.n_workers > 1:
+        raise Infeasible(f"{model} is data-parallel only: config.n_workers="
+                         f"{config.n_workers} workers per replica needs model parallelism "
+                         "(use a layer-wise model)")
+    if config.n_ps < 1:
+        raise SpecError("config.n_ps", f"{model} needs at least one parameter server, "
+                                       f"got {config.n_ps}")
+    if cluster.gpus_per_machine > 1:
+        raise Infeasible(f"{model} models one accelerator per worker; cluster "
+                         f"{cluster.name or ''} has gpus_per_machine="
+                         f"{cluster.gpus_per_machine} (intra-machine costs not modelled)")
+
+
+def _link_rate(cluster: Cluster) -> float:
+    """Rate of one transfer alone on a link: goodput, bounded by the per-flow cap."""
+    rate = cluster.effective_bandwidth
+    if cluster.per_flow_cap is not None:
+        rate = min(rate, cluster.per_flow_cap * cluster.link_efficiency)
+    return rate
+
+
+def _estimate_from(sol: AsyncSolution, workload: Profile, config: Config, meta: dict) -> Estimate:
+    phases = {name: float(values[0]) for name, values in sol.phases.items()}
+    est = Estimate.from_phases(phases, config.n_replicas * workload.batch_size,
+                               epoch_samples=config.epoch_samples, meta=meta)
+    return dataclasses.replace(est, bottleneck=sol.bottleneck)
+
+
+@dataclass(frozen=True)
+class AsyncMVA:
+    """Seed 003's coarse model of Async-SGD: MVA of the Fig. 5 network (eqs. 1-6).
+
+    Parameters
+    ----------
+    discipline : {"hybrid", "ps", "fcfs"}
+        Link discipline: eq. 5 (default), eq. 4, eq. 3.
+    rho_threshold : float
+        rho_T of eq. 5, in [0, 1] (default 0.6).
+    overlap : bool
+        Overlap correction of eq. 6.
+    residual : {"deterministic", "exponential"} or float
+        FCFS residual of eq. 2 (default as printed: deterministic, ``S/2``).
+    method : {"auto", "exact", "binary", "linearizer", "schweitzer"}
+        MVA method (see :func:`async_solve`).
+
+    Notes
+    -----
+    In :meth:`estimate`, K is ``config.n_replicas`` identical workers, each
+    with the profile's ``t_forward``, ``t_backward``; the server update time is
+    ``t_update``; ``config.n_ps >= 1`` servers split the model.  The link
+    service time is ``M / B`` with B the cluster's goodput
+    (``nic_bandwidth * link_efficiency``), bounded by ``per_flow_cap`` when set
+    (the rate of a transfer alone on the link; with several transfers the cap
+    is not modelled further).  Machines with several GPUs are not modelled
+    (Infeasible).  ``config.mode`` is not read: the model is asynchronous.
+
+    The estimate's ``step_time`` is one worker's mean step time, its phases the
+    mean response times per station per step (they sum to the step time), its
+    ``throughput`` ``steps/s * batch_size`` (samples/s of all workers) and its
+    ``bottleneck`` the most utilized station (``"uplink"``, ``"update"``,
+    ``"downlink"`` or ``"worker"``).  ``meta`` carries the steps/s, the
+    utilizations, the discipline selected by eq. 5 and ``rho_fcfs``.
+
+    Examples
+    --------
+    >>> from perfmodel.specs import Profile, Cluster, Config
+    >>> est = AsyncMVA(discipline="ps").estimate(
+    ...     Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01,
+    ...             batch_size=32),
+    ...     Cluster(machines=8, nic_bandwidth="10Gbps"), Config(n_replicas=4, n_ps=1))
+    >>> round(est.step_time, 4), round(est.throughput, 2), est.bottleneck
+    (0.5702, 224.49, 'uplink')
+    """
+
+    discipline: str = "hybrid"
+    rho_threshold: float = 0.6
+    overlap: bool = False
+    residual: str | float = "deterministic"
+    method: str = "auto"
+    #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
+    uses_parameter_servers: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _check_options(self.discipline, self.rho_threshold, self.overlap, self.method)
+        _residual_gamma(self.residual)
+
+    def solve(self, workload: Profile, cluster: Cluster, config: Config) -> AsyncSolution:
+        """The full :class:`AsyncSolution` behind :meth:`estimate`."""
+        _check_specs(workload, cluster, config, type(self).__name__)
+        return async_solve(workload.model_bytes, _link_rate(cluster), workload.t_forward,
+                           workload.t_backward, workload.t_update, config.n_replicas,
+                           self.discipline, self.rho_threshold, self.overlap,
+                           n_ps=config.n_ps, residual=self.residual, method=self.method)
+
+    def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
+        """Predict Async-SGD with ``config.n_replicas`` workers and ``config.n_ps`` servers.
+
+        Parameters
+        ----------
+        workload : Profile
+            One worker's profile (M, T_F, T_B, T_S, batch size).
+        cluster : Cluster
+            Bandwidth, link efficiency, per-flow cap.
+        config : Config
+            ``n_replicas`` workers (K), ``n_ps`` servers (>= 1).
+
+        Returns
+        -------
+        Estimate
+            See the class notes.
+
+        Raises
+        ------
+        SpecError
+            ``config.n_ps`` is 0, or an argument is not the expected spec.
+        Infeasible
+            Model parallelism (``config.n_workers > 1``), several GPUs per
+            machine, or an exact method beyond its state bound.
+        """
+        sol = self.solve(workload, cluster, config)
+        eq = _EQUATION[self.discipline] + (" and eq. 6" if self.overlap else "")
+        meta = {"model": type(self).__name__, "discipline": self.discipline,
+                "selected": sol.discipline, "rho_fcfs": sol.rho_fcfs,
+                "rho_threshold": self.rho_threshold, "overlap": self.overlap,
+                "residual": self.residual, "method": sol.method, "equation": eq,
+                "workers": config.n_replicas, "n_ps": config.n_ps,
+                "steps_per_second": sol.throughput,
+                "utilization": dict(sol.utilization),
+                "link_rate": _link_rate(cluster)}
+        return _estimate_from(sol, workload, config, meta)
