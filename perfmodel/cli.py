@@ -133,6 +133,9 @@ def _cluster(args) -> Cluster:
 
 _MODEL_FLAGS = {"sync": ("sharing", "overlap"), "allreduce": ("algorithm", "overlap"),
                 "gst": ("sigma", "cv", "units"),
+                "async": ("discipline", "rho_threshold", "overlap", "residual"),
+                "lin": ("discipline", "rho_threshold", "residual"),
+                "cynthia": (),
                 "layerwise": ("mw_position", "cache_model", "threads", "working_set")}
 
 
@@ -432,6 +435,15 @@ def cmd_place(args) -> str:
     return head + pl.latency_table(results, baseline="random" if "random" in results else None) + "\n"
 
 
+def cmd_validate(args) -> str:
+    from .dl2 import validate_dl2
+
+    report = validate_dl2(dnns=args.dnn or None, train_size=args.train_size)
+    if args.format == "json":
+        return _json(report.to_dict())
+    return report.text() + "\n"
+
+
 def cmd_calibrate(args) -> str:
     from . import calibrate as cal
 
@@ -478,6 +490,11 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
     p.add_argument("--working-set", choices=("worker", "layer"),
                    help="layerwise: what must fit in cache (default: worker for predict, "
                         "layer for optimize, which keeps the dynamic program exact)")
+    p.add_argument("--discipline", choices=("ps", "fcfs", "hybrid"),
+                   help="async/lin: link discipline of the MVA (default hybrid, seed 003 eq. 5)")
+    p.add_argument("--rho-threshold", type=float, help="async/lin: rho_T of eq. 5 (default 0.6)")
+    p.add_argument("--residual", choices=("deterministic", "exponential"),
+                   help="async/lin: FCFS residual of eq. 2 (default deterministic, as printed)")
     p.add_argument("--sigma", type=float,
                    help="gst: standard deviation of a worker's step time in seconds (default 0)")
     p.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")
@@ -540,6 +557,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="flow-level max-min (default) or packet-level ns-3 (extra perfmodel[ns3])")
     pl.add_argument("--format", choices=("table", "json"), default="table")
 
+    v = sub.add_parser("validate", help="every model against real measurements")
+    v.add_argument("dataset", choices=("dl2",), help="dl2: MXNet PS training speeds (Optimus/DL2)")
+    v.add_argument("--dnn", action="append", help="only this DNN (repeatable)")
+    v.add_argument("--train-size", type=int, default=2,
+                   help="fit on the N smallest server counts x N smallest worker counts")
+    v.add_argument("--format", choices=("table", "json"), default="table")
+
     c = sub.add_parser("calibrate", help="measure seed 004's hardware constants on this machine")
     c.add_argument("--base", default=DEFAULTS["layerwise_cluster"],
                    help="cluster whose network and machine count are kept (default: %(default)s)")
@@ -552,7 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _COMMANDS = {"zoo": cmd_zoo, "predict": cmd_predict, "optimize": cmd_optimize,
-             "calibrate": cmd_calibrate, "place": cmd_place}
+             "calibrate": cmd_calibrate, "place": cmd_place, "validate": cmd_validate}
 
 
 def main(argv: list[str] | None = None) -> int:

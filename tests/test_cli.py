@@ -271,3 +271,34 @@ def test_place_matches_library(capsys):
     assert data["random"]["mean"] == pytest.approx(expected["random"].mean, rel=1e-12)
     code, out, err = run(capsys, "place", "--worker-compute", "weibull:1,2")
     assert code == 2 and "--worker-compute" in err and out == ""
+
+
+@pytest.mark.parametrize("model", ["async", "lin", "cynthia"])
+def test_predict_queueing_and_baselines_match_library(capsys, model):
+    from perfmodel import registry
+    from perfmodel.specs import Config
+
+    code, out, _ = run(capsys, "predict", "--model", model, "--workers", "1-4", "--format", "json")
+    assert code == 0
+    obj = registry.make(model)
+    for r in json.loads(out):
+        est = obj.estimate(zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge"),
+                           Config(n_replicas=r["workers"], n_ps=1, epoch_samples=1_281_167))
+        assert r["throughput"] == pytest.approx(est.throughput, rel=1e-12)
+
+
+def test_async_throughput_contract_through_cli(capsys):
+    from perfmodel.queueing import async_throughput
+
+    code, out, _ = run(capsys, "predict", "--model", "async", "--model-bytes", "100MB",
+                       "--t-forward", "40ms", "--t-backward", "80ms", "--t-update", "5ms",
+                       "--batch-size", "1", "--workers", "6", "--format", "json")
+    steps = async_throughput(1e8, 1.25e9, 0.04, 0.08, 0.005, 6)
+    assert code == 0 and json.loads(out)[0]["throughput"] == pytest.approx(steps, rel=1e-9)
+
+
+def test_validate_dl2(capsys):
+    code, out, _ = run(capsys, "validate", "dl2", "--dnn", "vgg-16", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert "vgg-16" in json.dumps(data)
