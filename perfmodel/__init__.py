@@ -13,6 +13,9 @@ True
 
 from . import units, zoo
 from .coarse import AllReduceCoarse, SyncCoarse
+from .gst import GST
+from .layerwise import LayerWise
+from .queueing import AsyncMVA
 from .errors import Infeasible, PerfModelError, SpecError
 from .result import Estimate
 from .specs import DNN, Cluster, Config, Layer, Profile
@@ -22,5 +25,6 @@ __version__ = "0.1.0"
 __all__ = [
     "units", "zoo", "SpecError", "Infeasible", "PerfModelError", "Estimate",
     "Layer", "DNN", "Profile", "Cluster", "Config", "SyncCoarse", "AllReduceCoarse",
+    "AsyncMVA", "GST", "LayerWise",
     "__version__",
 ]
