@@ -1,0 +1,465 @@
+"""The event loop of the simulator: seed 003 Algorithm 1 (with DESIGN.md's two
+fixes) and seed 000 Algorithm 3.1, over flat buffers.
+
+This module is written in the subset of Python that numba compiles: scalars
+and flat 1-D buffers indexed by integers; no objects, no closures, no
+allocation.  The same source runs two ways (see :mod:`perfmodel.sim.engine`):
+compiled by numba on numpy arrays (:mod:`perfmodel.sim._kernel_jit`), or in
+CPython on Python lists (list indexing is several times faster than numpy
+scalar indexing in the interpreter).  State is packed into a few buffers so
+that a call passes few arrays (numba counts references of every array
+argument, which costs more than the work of a small helper).
+
+Sizes: ``W`` workers, ``S`` servers, ``NS = 4 S`` slots, ``L = 2 S`` links,
+``M`` the most ops in a step, ``N`` steps per worker, ``WM = W M``,
+``X = W NS`` queues.  Indices:
+
+* slot ``sl = kind * S + server``, kind 0 downlink, 1 worker, 2 uplink, 3 ps
+  (worker ops use server 0); queue ``q = w * NS + sl`` (seed 003
+  ``scheduler[w, r]``);
+* link ``l = d * S + server``, d = 0 for downlinks and 1 for uplinks; flow
+  ``f = w * L + l`` (worker w's use of link l);
+* an op of worker w's current step: local index ``j``, ``o = w * M + j``;
+  global op ``step_first[g] + j`` for profiled step g.
+
+Buffers (offsets in brackets):
+
+* ``dims`` (int): S, W, L, M, NS, Q (queue capacity 2 M), N;
+* ``wst`` (int, 4 W): current profiled step g [0], its first global op [W],
+  step number k [2 W], ops left [3 W];
+* ``ost`` (int, 3 WM): unmet dependencies [0], enabler [WM] (local index of
+  the op whose completion started this one, -1 at the step start), services
+  received [2 WM];
+* ``ofl`` (float, 2 WM): start time [0], remaining transmission work [WM];
+* ``qst`` (int, 4 X): queue head [0], tail [X], running op or -1 [2 X],
+  sequence number of the running op's start [3 X]; ``qch`` (float, X): work
+  of the running chunk; ``qbuf`` (int, X Q): the FIFO contents;
+* heap of running computations: ``ht`` (float) end times, ``hi`` (int, 3 per
+  entry) start sequence, worker, slot;
+* ``lin`` (int): active workers of each link in arrival order [0, L W),
+  their count [L W + l], flow active flag [L W + L + f], direction dirty flag
+  [L W + L + W L + d]; ``lfl`` (float): flow remaining work [f], flow rate
+  [W L + f], time the direction was last brought up to date [2 W L + d];
+* ``nxt_t`` (float, 2) / ``nxt_i`` (int, 3 x 2): per direction, the next
+  completion time and its (sequence, worker, link);
+* ``cnt`` (int): sequence numbers used, heap size, events, records, error.
+
+Transmission work is in seconds at the full bandwidth; ``lfl`` rates are
+fractions of it.  Flows are brought up to date lazily, when their direction
+changes (a worker starts or stops using a link), so an event costs
+O(flows of that direction) -- at most W per server -- instead of touching
+every running op as the papers' pseudo-code does.  Ties between events at
+the same instant go to the op started first (the stable sort of the
+pseudo-code's queue Q).
+"""
+
+INF = 1e300
+
+
+def heap_push(ht, hi, n, t, s, w, sl):
+    """Push (t, s) -> (w, sl) on the heap of size n; return the new size."""
+    i = n
+    ht[i] = t
+    hi[3 * i] = s
+    hi[3 * i + 1] = w
+    hi[3 * i + 2] = sl
+    while i > 0:
+        p = (i - 1) >> 1
+        if ht[p] < ht[i] or (ht[p] == ht[i] and hi[3 * p] < hi[3 * i]):
+            break
+        ht[i], ht[p] = ht[p], ht[i]
+        for c in range(3):
+            hi[3 * i + c], hi[3 * p + c] = hi[3 * p + c], hi[3 * i + c]
+        i = p
+    return n + 1
+
+
+def heap_pop(ht, hi, n):
+    """Remove the top of the heap of size n; return the new size."""
+    n -= 1
+    ht[0] = ht[n]
+    for c in range(3):
+        hi[c] = hi[3 * n + c]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= n:
+            break
+        b = a + 1
+        m = a
+        if b < n and (ht[b] < ht[a] or (ht[b] == ht[a] and hi[3 * b] < hi[3 * a])):
+            m = b
+        if ht[i] < ht[m] or (ht[i] == ht[m] and hi[3 * i] < hi[3 * m]):
+            break
+        ht[i], ht[m] = ht[m], ht[i]
+        for c in range(3):
+            hi[3 * i + c], hi[3 * m + c] = hi[3 * m + c], hi[3 * i + c]
+        i = m
+    return n
+
+
+def advance(d, now, dims, lin, lfl):
+    """Bring every active flow of direction d up to time ``now`` at its current rate."""
+    S = dims[0]
+    W = dims[1]
+    L = dims[2]
+    t_at = 2 * W * L + d
+    dt = now - lfl[t_at]
+    if dt > 0.0:
+        for i in range(S):
+            l = d * S + i
+            for p in range(lin[L * W + l]):
+                f = lin[l * W + p] * L + l
+                lfl[f] -= dt * lfl[W * L + f]
+        lfl[t_at] = now
+
+
+def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
+    """Bandwidth fractions of the active flows of direction d.
+
+    sharing 0 "ps": each of the n workers active on a server link gets 1/n
+    (seed 003 Share line 5), at most ``cap``; 1 "fcfs": the first active
+    worker gets ``cap``, the others nothing (line 2); 2 all-reduce: 1 (line 8).
+    With ``nic`` (several servers, "ps"), rates are max-min fair under both
+    the server links and each worker's own NIC (capacity 1 per direction):
+    seed 000 Sec. 5's two-server rule is the case it was stated for.
+    """
+    S = dims[0]
+    W = dims[1]
+    L = dims[2]
+    WL = W * L
+    if nic != 0 and sharing == 0 and S > 1:
+        # progressive filling: resources 0..S-1 are server links, S..S+W-1 NICs
+        for r in range(S + W):
+            tmp_rem[r] = 1.0
+            tmp_cnt[r] = 0
+        n_open = 0
+        for i in range(S):
+            l = d * S + i
+            for p in range(lin[L * W + l]):
+                w = lin[l * W + p]
+                f = w * L + l
+                lfl[WL + f] = 0.0
+                frozen[f] = 0
+                tmp_cnt[i] += 1
+                tmp_cnt[S + w] += 1
+                n_open += 1
+        level = 0.0
+        while n_open > 0:
+            inc = cap - level
+            for r in range(S + W):
+                if tmp_cnt[r] > 0:
+                    share = tmp_rem[r] / tmp_cnt[r]
+                    if share < inc:
+                        inc = share
+            if inc < 0.0:
+                inc = 0.0
+            level += inc
+            for r in range(S + W):
+                if tmp_cnt[r] > 0:
+                    tmp_rem[r] -= inc * tmp_cnt[r]
+            for i in range(S):          # raise the open flows; mark those now blocked
+                l = d * S + i
+                for p in range(lin[L * W + l]):
+                    w = lin[l * W + p]
+                    f = w * L + l
+                    if frozen[f] == 0:
+                        lfl[WL + f] += inc
+                        if level >= cap * (1.0 - 1e-12) or tmp_rem[i] <= 1e-12 \
+                                or tmp_rem[S + w] <= 1e-12:
+                            frozen[f] = 2
+            for i in range(S):          # then take them out of the counts
+                l = d * S + i
+                for p in range(lin[L * W + l]):
+                    w = lin[l * W + p]
+                    f = w * L + l
+                    if frozen[f] == 2:
+                        frozen[f] = 1
+                        tmp_cnt[i] -= 1
+                        tmp_cnt[S + w] -= 1
+                        n_open -= 1
+        return
+    for i in range(S):
+        l = d * S + i
+        n = lin[L * W + l]
+        for p in range(n):
+            f = lin[l * W + p] * L + l
+            if sharing == 0:
+                r = 1.0 / n
+                if r > cap:
+                    r = cap
+            elif sharing == 1:
+                r = cap if p == 0 else 0.0
+            else:
+                r = 1.0
+            lfl[WL + f] = r
+
+
+def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
+    """Earliest (time, start sequence) completion among the flows of direction d."""
+    S = dims[0]
+    W = dims[1]
+    L = dims[2]
+    NS = dims[4]
+    X = W * NS
+    WL = W * L
+    bt = INF
+    bs = -1
+    bw = -1
+    bl = -1
+    kind = 0 if d == 0 else 2
+    t_at = lfl[2 * WL + d]
+    for i in range(S):
+        l = d * S + i
+        for p in range(lin[L * W + l]):
+            w = lin[l * W + p]
+            f = w * L + l
+            r = lfl[WL + f]
+            if r > 0.0:
+                t = t_at + lfl[f] / r
+                s = qst[3 * X + w * NS + kind * S + i]
+                if t < bt or (t == bt and s < bs):
+                    bt = t
+                    bs = s
+                    bw = w
+                    bl = l
+    nxt_t[d] = bt
+    nxt_i[3 * d] = bs
+    nxt_i[3 * d + 1] = bw
+    nxt_i[3 * d + 2] = bl
+
+
+def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
+             factors, ht, hi, lin, lfl):
+    """Start the head of scheduler[w, sl] (seed 003 Algorithm 1 lines 26 and 28)."""
+    S = dims[0]
+    W = dims[1]
+    L = dims[2]
+    M = dims[3]
+    NS = dims[4]
+    Q = dims[5]
+    N = dims[6]
+    WM = W * M
+    X = W * NS
+    q = w * NS + sl
+    j = qbuf[q * Q + qst[q]]
+    qst[q] += 1
+    qst[2 * X + q] = j
+    cnt[0] += 1
+    qst[3 * X + q] = cnt[0]
+    o = w * M + j
+    turn = ost[2 * WM + o]
+    if turn == 0:
+        ofl[o] = now
+        ost[WM + o] = enabler
+    kind = sl // S
+    if kind == 1 or kind == 3:
+        ost[2 * WM + o] = 1
+        dur = op_work[wst[W + w] + j] * factors[w * N + wst[2 * W + w]]
+        cnt[1] = heap_push(ht, hi, cnt[1], now + dur, cnt[0], w, sl)
+        return
+    d = 0 if kind == 0 else 1
+    l = d * S + sl % S
+    advance(d, now, dims, lin, lfl)
+    rem = ofl[WM + o]
+    c = rem
+    if turn == 0 and rem > win:     # HTTP/2: the first service sends WIN (seed 000 Sec. 3.2.2)
+        c = win
+    ost[2 * WM + o] = turn + 1
+    qch[q] = c
+    f = w * L + l
+    lfl[f] = c
+    if lin[L * W + L + f] == 0:     # w joins active[r] (Algorithm 1 line 25)
+        lin[l * W + lin[L * W + l]] = w
+        lin[L * W + l] += 1
+        lin[L * W + L + f] = 1
+    lin[L * W + L + W * L + d] = 1
+
+
+def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht, hi,
+               lin, lfl, samples, step_first, step_nops, root_ptr, root_idx, op_ndeps, op_slot,
+               step_start):
+    """STARTRANDOMSTEP: the worker's next sampled step; its roots are queued in order."""
+    W = dims[1]
+    M = dims[3]
+    NS = dims[4]
+    Q = dims[5]
+    N = dims[6]
+    WM = W * M
+    X = W * NS
+    k = wst[2 * W + w]
+    g = samples[w * N + k]
+    wst[w] = g
+    base = step_first[g]
+    wst[W + w] = base
+    n = step_nops[g]
+    wst[3 * W + w] = n
+    for j in range(n):
+        o = w * M + j
+        ost[o] = op_ndeps[base + j]
+        ost[2 * WM + o] = 0
+        ofl[WM + o] = op_work[base + j]
+    for sl in range(NS):
+        qst[w * NS + sl] = 0
+        qst[X + w * NS + sl] = 0
+    step_start[w * N + k] = now
+    for r in range(root_ptr[g], root_ptr[g + 1]):
+        j = root_idx[r]
+        sl = op_slot[base + j]
+        q = w * NS + sl
+        qbuf[q * Q + qst[X + q]] = j
+        qst[X + q] += 1
+        if qst[2 * X + q] < 0:
+            start_op(w, sl, now, -1, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
+                     factors, ht, hi, lin, lfl)
+
+
+def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, root_ptr,
+        root_idx, samples, factors, dims, sync, sharing, cap, nic, win, record, step_start,
+        step_end, crit, rec_i, rec_t, wst, ost, ofl, qst, qch, qbuf, ht, hi, lin, lfl, nxt_t,
+        nxt_i, tmp_rem, tmp_cnt, frozen, cnt):
+    """Simulate N steps of W workers; fill step_start, step_end, crit (and the record).
+
+    ``rec_i`` gets (worker, step number, global op) and ``rec_t`` (start, end)
+    per finished op when ``record`` is set; ``cnt[4]`` is set if a worker
+    could not finish its steps.
+    """
+    S = dims[0]
+    W = dims[1]
+    L = dims[2]
+    M = dims[3]
+    NS = dims[4]
+    Q = dims[5]
+    N = dims[6]
+    WM = W * M
+    X = W * NS
+    WL = W * L
+    for w in range(W):
+        start_step(w, 0.0, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht,
+                   hi, lin, lfl, samples, step_first, step_nops, root_ptr, root_idx, op_ndeps,
+                   op_slot, step_start)
+    ndone = 0
+    while True:
+        for d in range(2):
+            if lin[L * W + L + WL + d] != 0:
+                set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen)
+                next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i)
+                lin[L * W + L + WL + d] = 0
+        # the next event: a computation (heap top) or a transmission (per direction)
+        src = -1
+        bt = INF
+        bs = -1
+        if cnt[1] > 0:
+            bt = ht[0]
+            bs = hi[0]
+            src = 2
+        for d in range(2):
+            if nxt_i[3 * d + 1] >= 0 and (nxt_t[d] < bt or (nxt_t[d] == bt
+                                                            and nxt_i[3 * d] < bs)):
+                bt = nxt_t[d]
+                bs = nxt_i[3 * d]
+                src = d
+        if src < 0:
+            break
+        now = bt
+        cnt[2] += 1
+        is_link = src < 2
+        d = 0
+        l = 0
+        if is_link:
+            d = src
+            w = nxt_i[3 * d + 1]
+            l = nxt_i[3 * d + 2]
+            advance(d, now, dims, lin, lfl)
+            lfl[w * L + l] = 0.0
+            sl = (0 if d == 0 else 2) * S + l - d * S
+            lin[L * W + L + WL + d] = 1
+        else:
+            w = hi[1]
+            sl = hi[2]
+            cnt[1] = heap_pop(ht, hi, cnt[1])
+        q = w * NS + sl
+        j = qst[2 * X + q]
+        qst[2 * X + q] = -1
+        base = wst[W + w]
+        finished = True
+        if is_link:
+            o = w * M + j
+            if qch[q] < ofl[WM + o]:        # first HTTP/2 chunk: back to the queue's end
+                ofl[WM + o] -= qch[q]
+                qbuf[q * Q + qst[X + q]] = j
+                qst[X + q] += 1
+                finished = False
+        if finished:
+            wst[3 * W + w] -= 1
+            if record != 0:
+                r = cnt[3]
+                rec_i[3 * r] = w
+                rec_i[3 * r + 1] = wst[2 * W + w]
+                rec_i[3 * r + 2] = base + j
+                rec_t[2 * r] = ofl[w * M + j]
+                rec_t[2 * r + 1] = now
+                cnt[3] = r + 1
+            for e in range(succ_ptr[base + j], succ_ptr[base + j + 1]):
+                x = succ_idx[e]
+                o = w * M + x
+                ost[o] -= 1
+                if ost[o] == 0:             # ready: queue it; start it if w is not using the slot
+                    s2 = op_slot[base + x]
+                    q2 = w * NS + s2
+                    qbuf[q2 * Q + qst[X + q2]] = x
+                    qst[X + q2] += 1
+                    if qst[2 * X + q2] < 0:
+                        start_op(w, s2, now, j, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
+                                 op_work, factors, ht, hi, lin, lfl)
+        if qst[2 * X + q] < 0:
+            if qst[q] < qst[X + q]:         # more ops of w on this resource (line 28)
+                start_op(w, sl, now, j, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
+                         factors, ht, hi, lin, lfl)
+            elif is_link:                   # w leaves active[r] (line 30)
+                lin[L * W + L + w * L + l] = 0
+                p = 0
+                while lin[l * W + p] != w:
+                    p += 1
+                for p2 in range(p, lin[L * W + l] - 1):
+                    lin[l * W + p2] = lin[l * W + p2 + 1]
+                lin[L * W + l] -= 1
+        if wst[3 * W + w] == 0:             # fix 2: every op of the step has finished
+            k = wst[2 * W + w]
+            step_end[w * N + k] = now
+            # critical path: back from the last op, through the op whose completion
+            # started each op, to the step start
+            x = j
+            tcur = now
+            while x >= 0:
+                t0 = ofl[w * M + x]
+                crit[(w * N + k) * 4 + op_slot[base + x] // S] += tcur - t0
+                tcur = t0
+                x = ost[WM + w * M + x]
+            wst[2 * W + w] = k + 1
+            if sync == 0:
+                if k + 1 < N:
+                    start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
+                               factors, ht, hi, lin, lfl, samples, step_first, step_nops,
+                               root_ptr, root_idx, op_ndeps, op_slot, step_start)
+            else:
+                ndone += 1
+                if ndone == W:              # barrier (seed 003 Algorithm 1 line 36)
+                    ndone = 0
+                    if k + 1 < N:
+                        for w2 in range(W):
+                            start_step(w2, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
+                                       op_work, factors, ht, hi, lin, lfl, samples, step_first,
+                                       step_nops, root_ptr, root_idx, op_ndeps, op_slot,
+                                       step_start)
+    for w in range(W):
+        if wst[2 * W + w] != N:
+            cnt[4] = 1
+    return 0
+
+
+#: Helpers called by ``run`` (the compiled variant compiles them too).
+HELPERS = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "start_op",
+           "start_step")
+#: Helpers numba inlines into their callers (called once per event or more).
+INLINE = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "start_op", "start_step")

@@ -1,0 +1,332 @@
+"""``TraceSim``: the trace-driven simulator as a model object, and worker sweeps.
+
+:class:`TraceSim` answers ``estimate(workload, cluster, config) -> Estimate``
+like every perfmodel model, so :mod:`optimizer.search` can use it;
+:func:`simulate_range` runs one simulation per worker count (the
+``perfmodel simulate`` command).
+
+References
+----------
+Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2 and 3.2; seed 000
+(``000_cda5e38913b29ee8.txt``) Sec. 3.4 and 5.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+
+from ..errors import Infeasible, SpecError
+from ..result import Estimate
+from ..specs import Cluster, Config, Profile
+from .engine import ENGINES, SERVER_SHARINGS, SHARINGS, SimResult, simulate
+from .trace import COMMUNICATION, Op, Step, Trace, from_layers
+
+__all__ = ["ARCHITECTURES", "PHASES", "TraceSim", "simulate_range", "split_servers"]
+
+#: Exchange architectures of :class:`TraceSim`.
+ARCHITECTURES = ("ps", "allreduce")
+#: Estimate phase of each resource kind (critical-path seconds per step).
+PHASES = {"downlink": "downlink", "worker": "compute", "uplink": "uplink", "ps": "update"}
+
+_SUFFIXES = (" pull", " push", " update")
+
+
+def _tensor_key(op: Op):
+    """Ops of one tensor share a key: the layer label of :func:`from_layers` names, else the id."""
+    for suffix in _SUFFIXES:
+        if op.name.endswith(suffix):
+            return op.name[: -len(suffix)]
+    return ("id", op.id)
+
+
+def split_servers(trace: Trace, n_servers: int) -> Trace:
+    """Spread a one-server trace over ``n_servers`` servers as TensorFlow does.
+
+    Tensors are taken in the order they first appear; each goes to the server
+    holding the fewest bytes so far (seed 000 Sec. 5,
+    :func:`~perfmodel.sim.tensorflow.assign_servers`).  The pull, push and
+    update ops of one tensor stay together: they are recognized by the names
+    :func:`~perfmodel.sim.trace.from_layers` gives (``"<layer> pull"``,
+    ``"... push"``, ``"... update"``); other ops are tensors of their own.
+
+    Parameters
+    ----------
+    trace : Trace
+        A trace whose ops all use server 0.
+    n_servers : int
+        Servers (>= 1).
+
+    Returns
+    -------
+    Trace
+
+    Raises
+    ------
+    SpecError
+        The trace already uses several servers, or ``n_servers < 1``.
+    """
+    if isinstance(n_servers, bool) or not isinstance(n_servers, (int, np.integer)) \
+            or n_servers < 1:
+        raise SpecError("n_servers", f"must be a whole number >= 1, got {n_servers!r}")
+    if trace.n_servers != 1:
+        raise SpecError("trace", f"uses {trace.n_servers} servers already; split_servers "
+                                 "spreads a one-server trace")
+    if n_servers == 1:
+        return trace
+    server: dict = {}
+    totals = np.zeros(int(n_servers))
+    for step in trace.steps:
+        for op in step.ops:
+            if op.res in COMMUNICATION:
+                key = _tensor_key(op)
+                if key not in server:
+                    s = int(np.argmin(totals))
+                    server[key] = s
+                    totals[s] += op.bytes
+    steps = []
+    for step in trace.steps:
+        ops = tuple(dataclasses.replace(op, server=server.get(_tensor_key(op), 0))
+                    if op.res != "worker" else op for op in step.ops)
+        steps.append(Step(ops))
+    return trace.replace(steps=tuple(steps))
+
+
+def _profile_trace(profile: Profile, overlap: bool) -> Trace:
+    return from_layers([profile.model_bytes], [profile.t_forward], [profile.t_backward],
+                       profile.t_update, overlap, names=[profile.name or "model"],
+                       name=profile.name, batch_size=profile.batch_size,
+                       source=f"coarse profile {profile.name!r} as a one-layer trace")
+
+
+@dataclass(frozen=True)
+class TraceSim:
+    """Seed 003 Algorithm 1 / seed 000 Algorithm 3.1 as a model object.
+
+    Parameters
+    ----------
+    architecture : {"ps", "allreduce"}
+        Parameter servers (``config.mode`` picks async or sync) or ring
+        all-reduce (sync; ``config.n_ps`` is ignored).
+    sharing : {"hybrid", "ps", "fcfs"}
+        Link sharing (seed 003 Sec. 3.2.1: the hybrid averages the PS and
+        FCFS throughputs).
+    steps, warmup : int
+        Steps simulated per worker, and those left out at the start.
+    seed : int
+        Seeds the sampling of profiled steps (and the jitter).
+    overlap : bool
+        For a coarse :class:`~perfmodel.specs.Profile` workload only: overlap
+        communication with computation in the one-layer trace built from it.
+    window : float or None, B
+        HTTP/2 flow-control window (seed 000), None: flow control disabled.
+    server_sharing : {"nic", "independent"}
+        Bandwidth sharing with several servers (see :func:`~perfmodel.sim.simulate`).
+    jitter : float or None
+        See :func:`~perfmodel.sim.simulate`.
+    engine : {"auto", "numba", "python"}
+        Event-loop implementation.
+
+    Notes
+    -----
+    In :meth:`estimate`: K = ``config.n_replicas`` workers; the bandwidth is
+    the cluster's goodput ``nic_bandwidth * link_efficiency`` and the
+    per-flow cap ``per_flow_cap * link_efficiency`` (when set).  The workload
+    is a :class:`~perfmodel.sim.trace.Trace` (or a coarse ``Profile``, made a
+    one-layer trace).  With ``config.n_ps`` servers, a one-server trace is
+    spread over them by :func:`split_servers`; a trace made for several
+    servers must match ``config.n_ps``.
+
+    The Estimate's ``step_time`` is ``K / (steps/s)``: the barrier-to-barrier
+    time in sync mode, one worker's mean time between steps in async mode;
+    ``throughput`` is samples/s (``Trace.batch_size`` per worker step).  Its
+    ``phases`` are the mean seconds per step on the critical path by
+    resource, named ``downlink``, ``compute`` (worker), ``uplink`` (or
+    ``allreduce``) and ``update`` (ps); the critical path of a step follows,
+    back from its last op, the op whose completion started each op, so
+    transmissions count with their shared (stretched) durations.  They are
+    rescaled by one factor to sum exactly to ``step_time`` (exact already in
+    sync mode; async averages differ slightly).  For ``"hybrid"`` the phases
+    are the PS run's, rescaled.  ``meta`` has the steps/s, the utilizations
+    of each resource, the desynchronization used and the events simulated.
+
+    Examples
+    --------
+    >>> from perfmodel.specs import Profile, Cluster, Config
+    >>> est = TraceSim(sharing="ps", steps=20, warmup=2).estimate(
+    ...     Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01,
+    ...             batch_size=32),
+    ...     Cluster(machines=8, nic_bandwidth="10Gbps"), Config(n_replicas=4, n_ps=1))
+    >>> round(est.step_time, 9), round(est.throughput, 3), est.bottleneck   # eq. 7
+    (0.95, 134.737, 'downlink')
+    """
+
+    architecture: str = "ps"
+    sharing: str = "hybrid"
+    steps: int = 300
+    warmup: int = 30
+    seed: int = 0
+    overlap: bool = False
+    window: float | None = None
+    server_sharing: str = "nic"
+    jitter: float | None = None
+    engine: str = "auto"
+
+    def __post_init__(self):
+        for name, value, choices in (("architecture", self.architecture, ARCHITECTURES),
+                                     ("sharing", self.sharing, SHARINGS),
+                                     ("server_sharing", self.server_sharing, SERVER_SHARINGS),
+                                     ("engine", self.engine, ENGINES)):
+            if not isinstance(value, str) or value not in choices:
+                raise SpecError(name, f"must be one of {', '.join(choices)}; got {value!r}")
+        for name in ("steps", "warmup", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise SpecError(name, f"must be a whole number >= 0, got {value!r}")
+        if self.steps < 1 or self.warmup >= self.steps:
+            raise SpecError("warmup", f"must be < steps ({self.steps}), got {self.warmup}")
+        if not isinstance(self.overlap, (bool, np.bool_)):
+            raise SpecError("overlap", f"expected True or False, got {self.overlap!r}")
+
+    @property
+    def uses_parameter_servers(self) -> bool:
+        """The configuration's ``n_ps`` servers are used (sweeps read this)."""
+        return self.architecture == "ps"
+
+    def trace_for(self, workload, config: Config) -> Trace:
+        """The trace simulated for ``workload`` under ``config`` (servers spread as needed)."""
+        if isinstance(workload, Profile):
+            trace = _profile_trace(workload, self.overlap)
+        elif isinstance(workload, Trace):
+            trace = workload
+        else:
+            raise SpecError("workload", f"expected a Trace or a Profile, got "
+                                        f"{type(workload).__name__}")
+        if self.architecture == "allreduce":
+            return trace
+        if config.n_ps < 1:
+            raise SpecError("config.n_ps", f"TraceSim(architecture='ps') needs at least one "
+                                           f"parameter server, got {config.n_ps}")
+        if trace.n_servers == config.n_ps:
+            return trace
+        if trace.n_servers == 1:
+            return split_servers(trace, config.n_ps)
+        raise Infeasible(f"the trace was profiled with {trace.n_servers} parameter servers; "
+                         f"config.n_ps={config.n_ps} needs a trace for that many")
+
+    def simulate(self, workload, cluster: Cluster, config: Config, **options) -> SimResult:
+        """The :class:`SimResult` behind :meth:`estimate` (``options`` go to ``simulate``)."""
+        for name, value, kind in (("cluster", cluster, Cluster), ("config", config, Config)):
+            if not isinstance(value, kind):
+                raise SpecError(name, f"expected a {kind.__name__}, got {type(value).__name__}")
+        if config.n_workers > 1:
+            raise Infeasible(f"TraceSim is data-parallel only: config.n_workers="
+                             f"{config.n_workers} workers per replica needs model parallelism")
+        if cluster.gpus_per_machine > 1:
+            raise Infeasible(f"TraceSim models one accelerator per worker; the cluster has "
+                             f"gpus_per_machine={cluster.gpus_per_machine}")
+        if self.architecture == "allreduce":
+            if config.mode != "sync":
+                raise Infeasible("all-reduce is synchronous; config.mode is 'async'")
+            mode = "allreduce"
+        else:
+            mode = config.mode
+        trace = self.trace_for(workload, config)
+        cap = None
+        if cluster.per_flow_cap is not None:
+            cap = cluster.per_flow_cap * cluster.link_efficiency
+        kwargs = dict(per_flow_cap=cap, window=self.window, jitter=self.jitter,
+                      server_sharing=self.server_sharing, engine=self.engine)
+        kwargs.update(options)
+        return simulate(trace, config.n_replicas, cluster.effective_bandwidth, mode,
+                        self.sharing, steps=self.steps, warmup=self.warmup, seed=self.seed,
+                        **kwargs)
+
+    def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
+        """Simulate ``config.n_replicas`` workers and summarize as an :class:`Estimate`.
+
+        Parameters
+        ----------
+        workload : Trace or Profile
+            One worker's trace (or coarse profile).
+        cluster : Cluster
+            Bandwidth (goodput), per-flow cap.
+        config : Config
+            ``n_replicas`` workers, ``n_ps`` servers, ``mode`` (sync/async).
+
+        Returns
+        -------
+        Estimate
+            See the class notes.
+
+        Raises
+        ------
+        SpecError
+            Bad arguments (``config.n_ps`` 0 with parameter servers ...).
+        Infeasible
+            Model parallelism, several GPUs per machine, async all-reduce, a
+            multi-server trace that does not match ``config.n_ps``.
+        """
+        res = self.simulate(workload, cluster, config)
+        step = res.step_time
+        base = res.runs[0] if res.runs else res
+        crit = {PHASES[r]: v for r, v in base.critical.items()}
+        if self.architecture == "allreduce" and "uplink" in crit:
+            crit["allreduce"] = crit.pop("uplink")
+        total = sum(crit.values())
+        phases = {k: (v * step / total if total > 0 else 0.0) for k, v in crit.items()}
+        if total <= 0:
+            phases = {"compute": step}
+        samples = res.sample_throughput
+        epoch = None if config.epoch_samples is None else config.epoch_samples / samples
+        meta = {"model": "TraceSim", "architecture": self.architecture, "sharing": self.sharing,
+                "mode": res.meta["mode"], "steps": self.steps, "warmup": self.warmup,
+                "seed": self.seed, "workers": config.n_replicas, "n_ps": config.n_ps,
+                "steps_per_second": res.throughput,
+                "utilization": {PHASES[r]: v for r, v in res.utilization.items()},
+                "critical_path": {PHASES[r]: v for r, v in base.critical.items()},
+                "desync": res.meta["desync"], "events": res.events,
+                "engine": res.meta["engine"], "bandwidth": res.meta["bandwidth"],
+                "equation": "seed 003 Algorithm 1 (fine-grained simulation)"}
+        return Estimate(step_time=step, throughput=samples, phases=phases,
+                        bottleneck=max(phases, key=phases.get), epoch_time=epoch, meta=meta)
+
+
+def simulate_range(trace, workers: Iterable[int], bandwidth, mode="async", sharing="ps",
+                   steps=1000, warmup=50, seed=0, *, progress: Callable | None = None,
+                   **options) -> list:
+    """One :func:`~perfmodel.sim.simulate` per worker count (``perfmodel simulate``).
+
+    Parameters
+    ----------
+    trace : Trace
+    workers : iterable of int
+        Worker counts, e.g. ``range(1, 11)``.
+    bandwidth, mode, sharing, steps, warmup, seed, **options
+        As in :func:`~perfmodel.sim.simulate` (same seed for every count).
+    progress : callable, optional
+        Called with each finished :class:`SimResult` (a CLI progress bar).
+
+    Returns
+    -------
+    list of SimResult
+        In the order of ``workers``; ``result.summary()`` is a JSON-ready record.
+
+    Examples
+    --------
+    >>> t = Trace.from_layers([1e8], [0.1], [0.2], 0.01, overlap=False)
+    >>> [round(r.step_time, 6) for r in simulate_range(t, [1, 2], 1.25e9, "sync", "ps",
+    ...                                                steps=3, warmup=1)]
+    [0.47, 0.63]
+    """
+    out = []
+    for k in workers:
+        res = simulate(trace, k, bandwidth, mode, sharing, steps=steps, warmup=warmup, seed=seed,
+                       **options)
+        out.append(res)
+        if progress is not None:
+            progress(res)
+    return out
