@@ -435,6 +435,43 @@ def cmd_place(args) -> str:
     return head + pl.latency_table(results, baseline="random" if "random" in results else None) + "\n"
 
 
+def _trace(source: str):
+    from .sim import Trace
+
+    if source.startswith("zoo:"):
+        return zoo.pipedream_trace(source[4:])
+    return Trace.load(source)
+
+
+def cmd_simulate(args) -> str:
+    from .sim import chrome_trace, simulate
+    from .sim.model import simulate_range
+
+    trace = _trace(args.trace)
+    workers = parse_int_range(args.workers, "--workers")
+    bandwidth = _quantities(args.bandwidth, "B/s", "--bandwidth")[0]
+    cap = _quantities(args.per_flow_cap, "B/s", "--per-flow-cap")[0] if args.per_flow_cap else None
+    with _progress(len(workers), "worker counts") as tick:
+        done = iter(range(1, len(workers) + 1))
+        results = simulate_range(trace, workers, bandwidth, args.mode, args.sharing,
+                                 steps=args.steps, warmup=args.warmup, seed=args.seed,
+                                 per_flow_cap=cap, progress=lambda _result: tick(next(done)))
+    records = [dict(r.summary(), workers=k) for k, r in zip(workers, results)]
+    if args.chrome_trace:
+        shown = simulate(trace, workers[-1], bandwidth, args.mode, args.sharing,
+                         steps=min(args.steps, 20), warmup=0, seed=args.seed, per_flow_cap=cap,
+                         record=True)
+        io.write_json(chrome_trace(shown), args.chrome_trace)
+    if args.format == "json":
+        return _json(records)
+    rows = [{"workers": r["workers"], "steps_per_s": r["throughput"],
+             "samples_per_s": r["sample_throughput"], "step_ms": r["step_time"] * 1e3,
+             "bottleneck": r["bottleneck"]} for r in records]
+    head = (f"simulated {args.mode} SGD, {args.sharing} sharing, {args.steps} steps per worker "
+            f"({trace.name or args.trace})\n")
+    return head + _table(rows, ["workers", "steps_per_s", "samples_per_s", "step_ms", "bottleneck"])
+
+
 def cmd_validate(args) -> str:
     from .dl2 import validate_dl2
 
@@ -557,6 +594,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help="flow-level max-min (default) or packet-level ns-3 (extra perfmodel[ns3])")
     pl.add_argument("--format", choices=("table", "json"), default="table")
 
+    sm = sub.add_parser("simulate", help="trace-driven simulation (seeds 000 and 003)")
+    sm.add_argument("--trace", required=True,
+                    help="trace FILE (JSON/YAML) or zoo:NAME (a PipeDream layer profile, e.g. "
+                         "zoo:resnet50)")
+    sm.add_argument("--workers", default="1-8", help="workers: 1-10, 1-16:2 or 1,2,4 (default 1-8)")
+    sm.add_argument("--bandwidth", default="10Gbps")
+    sm.add_argument("--mode", choices=("async", "sync", "allreduce"), default="sync")
+    sm.add_argument("--sharing", choices=("ps", "fcfs", "hybrid"), default="hybrid")
+    sm.add_argument("--steps", type=int, default=300)
+    sm.add_argument("--warmup", type=int, default=30)
+    sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--per-flow-cap", help="largest rate of one flow, e.g. 10Gbps")
+    sm.add_argument("--chrome-trace", help="write a Chrome trace (chrome://tracing) of 20 steps")
+    sm.add_argument("--format", choices=("table", "json"), default="table")
+
     v = sub.add_parser("validate", help="every model against real measurements")
     v.add_argument("dataset", choices=("dl2",), help="dl2: MXNet PS training speeds (Optimus/DL2)")
     v.add_argument("--dnn", action="append", help="only this DNN (repeatable)")
@@ -576,7 +628,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _COMMANDS = {"zoo": cmd_zoo, "predict": cmd_predict, "optimize": cmd_optimize,
-             "calibrate": cmd_calibrate, "place": cmd_place, "validate": cmd_validate}
+             "calibrate": cmd_calibrate, "place": cmd_place, "validate": cmd_validate,
+             "simulate": cmd_simulate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ from .specs import DNN, Cluster, Config, Layer, Profile, Spec
 
 __all__ = ["SPEC_TYPES", "read_data", "load", "load_dnn", "load_profile", "load_cluster",
            "load_config", "load_pipedream", "dump", "save", "json_schemas", "write_schemas",
-           "read_text"]
+           "read_text", "write_json"]
 
 #: File formats by name: the spec class each one holds.
 SPEC_TYPES: dict[str, type[Spec]] = {
@@ -133,3 +133,11 @@ def load_pipedream(path: str | Path):
     except SpecError as err:
         raise err.within(source=str(path)) from None
 
+
+
+def write_json(data, path: str | Path) -> None:
+    """Write JSON-ready ``data`` to ``path`` (e.g. a Chrome trace of simulated steps)."""
+    try:
+        Path(path).write_text(json.dumps(data) + "\n", encoding="utf-8")
+    except OSError as err:
+        raise SpecError("", f"cannot write file: {err.strerror or err}", source=str(path)) from None

@@ -26,6 +26,8 @@ MODELS: dict[str, tuple[str, str, str]] = {
     "cynthia": ("perfmodel.baselines", "Cynthia", "baseline: Cynthia's formula (seed 000 Sec. 1)"),
     "gst": ("perfmodel.gst", "GST",
             "Sync-SGD with parameter servers and stragglers, seed 001 GST eqs. 1-18"),
+    "sim": ("perfmodel.sim.model", "TraceSim",
+            "fine-grained trace-driven simulation, seed 003 Algorithm 1 / seed 000 Algorithm 3.1"),
     "layerwise": ("perfmodel.layerwise", "LayerWise",
                   "model- and data-parallel training, seed 004 Sec. 4 (T_epoch)"),
 }

@@ -302,3 +302,20 @@ def test_validate_dl2(capsys):
     assert code == 0
     data = json.loads(out)
     assert "vgg-16" in json.dumps(data)
+
+
+def test_simulate_matches_library(tmp_path, capsys):
+    from perfmodel.sim import Trace, simulate
+
+    out_trace = tmp_path / "gantt.json"
+    code, out, _ = run(capsys, "simulate", "--trace", "tests/data/sim/tiny.json", "--workers", "1-3",
+                       "--mode", "sync", "--sharing", "ps", "--steps", "40", "--warmup", "5",
+                       "--chrome-trace", str(out_trace), "--format", "json")
+    assert code == 0
+    trace = Trace.load("tests/data/sim/tiny.json")
+    for r in json.loads(out):
+        expected = simulate(trace, r["workers"], 1.25e9, "sync", "ps", steps=40, warmup=5, seed=0)
+        assert r["throughput"] == pytest.approx(expected.throughput, rel=1e-12)
+    assert "traceEvents" in json.loads(out_trace.read_text())
+    code, out, err = run(capsys, "simulate", "--trace", "tests/data/sim/cycle.json")
+    assert code == 2 and "cycle.json" in err and "cycle" in err

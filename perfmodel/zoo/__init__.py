@@ -17,7 +17,8 @@ from ..io import load as _load_file
 from ..specs import DNN, Cluster, Profile
 
 __all__ = ["names", "load", "profile_names", "profile", "cluster_names", "cluster",
-           "dataset_samples", "DATASET_SAMPLES"]
+           "dataset_samples", "DATASET_SAMPLES", "pipedream_names", "pipedream_graph",
+           "pipedream_trace"]
 
 #: Training-set sizes (samples per epoch) of the data sets the zoo's DNNs are
 #: trained on: MNIST 60,000 and ImageNet-22K "over 15 million" (seed 004 Sec. 6.1),
@@ -75,3 +76,26 @@ def cluster_names() -> list[str]:
 def cluster(name: str) -> Cluster:
     """The built-in cluster called ``name`` (see :func:`cluster_names`)."""
     return _get("clusters", "cluster", name)
+
+
+def pipedream_names() -> list[str]:
+    """Names of the copied PipeDream per-layer profiles (``perfmodel/zoo/pipedream/``)."""
+    return sorted(p.stem for p in (_HERE / "pipedream").glob("*.txt"))
+
+
+def pipedream_graph(name: str):
+    """The measured per-layer PipeDream profile ``name`` as a PipeDreamGraph."""
+    from ..io import load_pipedream
+
+    if name not in pipedream_names():
+        raise SpecError("trace", f"no PipeDream profile called {name!r} in the zoo "
+                                 f"(known: {', '.join(pipedream_names())})")
+    return load_pipedream(_HERE / "pipedream" / f"{name}.txt")
+
+
+def pipedream_trace(name: str, t_update: float = 0.0, overlap: bool = True):
+    """A layer-level simulator trace of the PipeDream profile ``name``, at its measured batch."""
+    from ..sim import Trace
+
+    batch = profile(f"{name}-pipedream").batch_size
+    return Trace.from_pipedream(pipedream_graph(name), t_update, overlap, batch_size=batch)
