@@ -18,7 +18,7 @@ from .specs import DNN, Cluster, Config, Layer, Profile, Spec
 
 __all__ = ["SPEC_TYPES", "read_data", "load", "load_dnn", "load_profile", "load_cluster",
            "load_config", "load_pipedream", "dump", "save", "json_schemas", "write_schemas",
-           "read_text", "write_json"]
+           "read_text", "write_json", "load_measurements"]
 
 #: File formats by name: the spec class each one holds.
 SPEC_TYPES: dict[str, type[Spec]] = {
@@ -141,3 +141,14 @@ def write_json(data, path: str | Path) -> None:
         Path(path).write_text(json.dumps(data) + "\n", encoding="utf-8")
     except OSError as err:
         raise SpecError("", f"cannot write file: {err.strerror or err}", source=str(path)) from None
+
+
+def load_measurements(path: str | Path):
+    """Load a throughput-measurement CSV as a tuple of :class:`~perfmodel.tuning.Measurement`.
+
+    The format is documented in :mod:`perfmodel.tuning`; errors name the file,
+    the line and the column (``<path>: line 3, column bandwidth: ...``).
+    """
+    from .tuning import parse_measurements
+
+    return parse_measurements(read_text(path), source=str(path))
