@@ -481,7 +481,24 @@ def cmd_validate(args) -> str:
     return report.text() + "\n"
 
 
+def _calibrate_fit(args) -> str:
+    from .tuning import fit_tunables, parse_grid
+
+    if not args.measurements or not args.grid:
+        raise CliError("calibrate fit: --measurements FILE and at least one --grid KEY=A:B:STEP "
+                       "are required")
+    grid = dict(parse_grid(g) for g in args.grid)
+    cv = args.cv if args.cv in ("loo", "none") else parse_int_range(args.cv, "--cv")[0]
+    fit = fit_tunables(args.model, _resolve(args.profile, "profile"),
+                       _resolve(args.cluster or DEFAULTS["cluster"], "cluster"),
+                       io.load_measurements(args.measurements), grid,
+                       cv=None if cv == "none" else cv, objective=args.objective)
+    return _json(fit.to_dict()) if args.format == "json" else fit.text() + "\n"
+
+
 def cmd_calibrate(args) -> str:
+    if args.action == "fit":
+        return _calibrate_fit(args)
     from . import calibrate as cal
 
     base = _resolve(args.base, "cluster")
@@ -616,7 +633,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fit on the N smallest server counts x N smallest worker counts")
     v.add_argument("--format", choices=("table", "json"), default="table")
 
-    c = sub.add_parser("calibrate", help="measure seed 004's hardware constants on this machine")
+    c = sub.add_parser("calibrate", help="measure seed 004's hardware constants on this machine "
+                                         "(`calibrate`), or fit a model's tunables to measured "
+                                         "throughputs (`calibrate fit`)")
+    c.add_argument("action", nargs="?", choices=("machine", "fit"), default="machine")
+    c.add_argument("--model", choices=registry.model_names(), default="async",
+                   help="fit: the model whose tunables are fitted (default async)")
+    c.add_argument("--profile", default=DEFAULTS["profile"], help="fit: coarse profile FILE or zoo:NAME")
+    c.add_argument("--cluster", help=f"fit: cluster FILE or zoo:NAME (default {DEFAULTS['cluster']})")
+    c.add_argument("--measurements", help="fit: CSV of workers,n_ps,bandwidth,throughput")
+    c.add_argument("--grid", action="append",
+                   help="fit: KEY=START:STOP:STEP or KEY=A,B,C (repeatable), e.g. "
+                        "rho_threshold=0.1:1.0:0.1")
+    c.add_argument("--cv", default="loo", help="fit: loo, none, or K folds")
+    c.add_argument("--objective", choices=("mean_relative", "rms_relative", "max_relative"),
+                   default="mean_relative")
     c.add_argument("--base", default=DEFAULTS["layerwise_cluster"],
                    help="cluster whose network and machine count are kept (default: %(default)s)")
     c.add_argument("--out", help="write the calibrated cluster file here (JSON or YAML)")

@@ -319,3 +319,19 @@ def test_simulate_matches_library(tmp_path, capsys):
     assert "traceEvents" in json.loads(out_trace.read_text())
     code, out, err = run(capsys, "simulate", "--trace", "tests/data/sim/cycle.json")
     assert code == 2 and "cycle.json" in err and "cycle" in err
+
+
+def test_calibrate_fit_matches_library(capsys):
+    from perfmodel import io as pio
+    from perfmodel.tuning import fit_tunables, grid_range
+
+    code, out, _ = run(capsys, "calibrate", "fit", "--model", "async", "--measurements",
+                       "tests/data/measurements_small.csv", "--grid", "rho_threshold=0.1:1.0:0.1",
+                       "--format", "json")
+    assert code == 0
+    expected = fit_tunables("async", zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge"),
+                            pio.load_measurements("tests/data/measurements_small.csv"),
+                            {"rho_threshold": grid_range(0.1, 1.0, 0.1)})
+    assert json.loads(out)["best"] == pytest.approx(expected.best)
+    code, _, err = run(capsys, "calibrate", "fit", "--grid", "rho_threshold=0.1:1:0.1")
+    assert code == 2 and "--measurements" in err
