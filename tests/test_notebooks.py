@@ -1,0 +1,31 @@
+"""Every notebooks/*.ipynb runs top to bottom (issue 9 item 1): a failing cell fails the test."""
+
+import time
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "no notebooks/*.ipynb found"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs(path, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=300,
+                                     resources={"metadata": {"path": str(ROOT)}})
+    start = time.perf_counter()
+    client.execute()  # raises CellExecutionError on the first failing cell
+    print(f"\n{path.name}: {time.perf_counter() - start:.1f} s")
+    # the file on disk is committed without outputs
+    assert all(not c.get("outputs") for c in nbformat.read(path, as_version=4).cells
+               if c.cell_type == "code")
