@@ -428,6 +428,10 @@ def cmd_place(args) -> str:
                    for name in strategies}
     else:
         results = pl.compare(topo, strategies, args.jobs, args.workers, **options)
+    if args.plot:
+        from . import plot
+
+        plot.save(plot.latency_cdf(results), args.plot)
     if args.format == "json":
         return _json({name: dict(r.summary(), phases=r.mean_phases()) for name, r in results.items()})
     head = (f"{args.jobs} jobs x (1 PS + {args.workers} workers) on {topo.name or args.topology}, "
@@ -609,6 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--server-compute", help="same forms as --worker-compute")
     pl.add_argument("--engine", choices=("flow", "ns3"), default="flow",
                     help="flow-level max-min (default) or packet-level ns-3 (extra perfmodel[ns3])")
+    pl.add_argument("--plot", help="save the latency CDFs to this PNG or SVG (extra perfmodel[plot])")
     pl.add_argument("--format", choices=("table", "json"), default="table")
 
     sm = sub.add_parser("simulate", help="trace-driven simulation (seeds 000 and 003)")

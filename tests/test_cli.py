@@ -258,7 +258,7 @@ def test_predict_gst_matches_library(capsys):
     assert code == 2 and "--sigma" in err
 
 
-def test_place_matches_library(capsys):
+def test_place_matches_library(tmp_path, capsys):
     from perfmodel import placement as pl
 
     code, out, _ = run(capsys, "place", "--topology", "racks:4x4", "--jobs", "2", "--workers", "3",
@@ -269,6 +269,10 @@ def test_place_matches_library(capsys):
     expected = pl.compare(pl.topology.from_string("racks:4x4"), ("random",), 2, 3, iterations=10,
                           warmup=2, seed=0)
     assert data["random"]["mean"] == pytest.approx(expected["random"].mean, rel=1e-12)
+    png = tmp_path / "cdf.png"
+    code, _, _ = run(capsys, "place", "--topology", "racks:4x4", "--jobs", "2", "--workers", "3",
+                     "--iterations", "5", "--warmup", "1", "--plot", str(png))
+    assert code == 0 and png.stat().st_size > 1000
     code, out, err = run(capsys, "place", "--worker-compute", "weibull:1,2")
     assert code == 2 and "--worker-compute" in err and out == ""
 
