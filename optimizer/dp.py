@@ -33,6 +33,95 @@ and T_epoch no longer splits into pairs (the program then optimizes with the
 per-layer working set and says ``exact=False``; the plan is re-evaluated with
 the model as given).
 
+Speed without losing exactness
+------------------------------
+Nothing below changes what is computed: each item is the value of the
+mapping :func:`~optimizer.matching.map_layer` returns, each step the same
+minimum, and every pruning rule drops only what provably cannot be (or
+cannot beat) the optimum.  ``tests/test_dp.py`` checks each piece against
+the plain computation, and the program against brute force.
+
+*Threads folded in.*  With C_nbw(H) = C_nbw / H and Q = H R N_mr, a
+transfer over Q is ``[x > 0] (g(H) + x C_bits / C_nbw) / (R N_mr)`` with
+g(H) = C_ncost(H) / H: H enters the transition only through g(H), and only
+when the items x are non-zero.  So the minimum over the previous thread
+count takes one of two values per previous (P', R') (``min_H' best`` when
+E = 0, ``min_H' best + g(H') / (R' N_mr)`` when E > 0), and the arrival
+side one of two per current (P, R) (over the predecessors with A = 0, or
+A > 0, then + g(H) / (R N_mr)).  A layer costs O(#(P,R)^2 + #(P,R) K), not
+O(#(P,R)^2 K^2), and is vectorized.
+
+*Pricing a transition* (:meth:`Pricer.items`, cached per (l, P', R', P, R):
+the same for every N_wr >= max(P' R', P R) and every triple):
+
+1. Dense consumer (fc, softmax, ...; :func:`perfmodel.partition._dense_pair`),
+   R' = R = 1: closed form, every (P', P) at once (:meth:`Pricer._dense_items`).
+   The affinity of segment j for the worker of segment i is s_i + t_j when
+   both are non-empty, else 0, so an assignment is worth the s and t of its
+   non-empty pairs, at most the m = min(n_i, n_j) largest of each; every
+   optimal assignment (whatever its tie-break) pairs largest-m multisets,
+   and the maxima A = S - s_partner and E = T - t_partner depend only on
+   those multisets.
+2. Otherwise the affinity matrix is built as ``layer_affinity`` builds it.
+   If an assignment puts every segment on a worker of its column maximum
+   (:func:`_greedy`), the optimal assignments are exactly those, and the
+   lexicographically smallest is built segment by segment with a look-ahead
+   by augmenting paths: the same mapping as
+   :func:`~optimizer.matching.match_segments` (same optimal set, same
+   order), without the assignment solver.  Else ``match_segments`` itself.
+3. The items follow from the mapping as in
+   :func:`perfmodel.layerwise._segment_traffic` (``_items_of``).
+
+Compute per (l, P) does not depend on R or on the triple
+(:meth:`Pricer.compute_table`, vectorized over all P with the arithmetic of
+``layer_costs``); both caches are shared by all triples of a search.
+
+*Pruning rules* (each keeps the optimum; all comparisons carry a relative
+slack of 1e-9 so that rounding can never drop a tie):
+
+1. Servers (:func:`useful_triples`): T_epoch depends on N_ps only through
+   min(N_ps, N_wr) in eq. 11, where more servers never read slower, so per
+   (N_mr, N_wr) only the most useful N_ps is solved (and N_ps = 0 when
+   N_mr = 1, the one case where no server is needed).
+2. Triples (:func:`optimize`): transitions cost >= 0, so T_epoch of any plan
+   of a triple is >= N_sample sum_l min_s node_l(s) (:func:`triple_bounds`,
+   computed for all P <= N_wr // R through a prefix minimum over P).
+   Triples are solved in increasing order of this bound; the incumbent is
+   the top-th smallest of the known upper bounds (the value of a plan of a
+   triple: first a quick program over a few partition counts
+   (``_quick_value``) for the ``top`` most promising triples, then the exact
+   values).  Once a triple's bound exceeds the incumbent, it and every later
+   one have optimum > the top-th best and cannot enter the ranking (ties
+   included), so the search stops.
+3. States (:func:`solve` with ``bound``): any plan through state s of layer
+   l costs at least (cost of the best path into layer l-1's states, or the
+   sum of the node minima before l) + node_l(s) + the sum of the node minima
+   after l.  States above the bound are neither priced nor kept.  If the
+   triple's optimum is <= the bound, every state on its optimal path passes,
+   so the program returns it exactly; otherwise it returns None (the triple
+   is not in the top) and no plan is claimed.
+4. Transitions (:func:`_step`, :meth:`Pricer.item_bounds`): before pricing
+   (P', R') -> (P, R), lower bounds on its items, from counts alone: a
+   segment shares a worker with at most one segment of the other layer, so
+   A(l, p) >= in(p) - max_i act[i, p] and E >= errin(i) - max_p err[i, p];
+   with R' = R = 1 at most n_j of the n_i non-empty segments of l-1 find a
+   non-empty partner, so E >= the (n_i - n_j)-th smallest errin (and A
+   alike); for dense layers these come from the segment sizes.  Costs
+   grow with the items, so (best path into P', plus the transition priced at
+   the bounds, plus the cheapest node of (P, R), plus the node minima after l)
+   is a lower bound on every plan using the transition; one above the bound
+   is left unpriced (+inf).  The optimal path's transitions are all priced
+   whenever the optimum is <= the bound (its own cost bounds them), so rule 3's
+   argument carries over.
+
+Not pruned: states with more partitions than a layer has rows (or neurons).
+Their extra segments are empty and the layer's own costs equal those of
+P = rows, but the empty segments take workers in the lexicographic
+tie-break, which can move the mapping of the non-empty ones among equally
+good assignments and change the slowest segment's traffic; no argument
+shows such a state is never better, so they are priced like any other.
+They dominate the work for large N (see ``tests/benchmarks/bench_optimizer.py``).
+
 References
 ----------
 Seed 004 (``004_6ca1a0991c6bf252.txt``) Sec. 5.1 Fig. 7, Sec. 5.3.
@@ -41,20 +130,22 @@ Seed 004 (``004_6ca1a0991c6bf252.txt``) Sec. 5.1 Fig. 7, Sec. 5.3.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from perfmodel import layerwise as lw
+from perfmodel import partition as _part
 from perfmodel.errors import SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import DNN, Cluster, Config
 
-from .matching import map_layer
+from .matching import map_layer, match_segments
 from .space import layer_choices
 
 __all__ = ["DPResult", "Pricer", "check_chain", "compose_plan", "solve", "canonical_plan",
-           "estimate_plan", "useful_triples", "optimize"]
+           "estimate_plan", "useful_triples", "triple_bounds", "optimize"]
 
 
 def check_chain(dnn: DNN) -> None:
@@ -78,8 +169,9 @@ class Pricer:
     """Per-layer and per-transition costs of one DNN on one cluster, cached across configurations.
 
     ``units`` holds the costs that do not depend on the configuration (per
-    sample, single thread): compute per (layer, P, R) and remote items per
-    (layer, P', R', P, R, N_wr).
+    sample, single thread): compute per (layer, P) (R does not change a
+    segment's compute, see :meth:`compute`) and remote items per
+    (layer, P', R', P, R), shared by every N_wr >= max(P' R', P R).
     """
 
     model: lw.LayerWise
@@ -87,12 +179,18 @@ class Pricer:
     cluster: Cluster
     _compute: dict = field(default_factory=dict)
     _items: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=lambda: {"closed_form": 0, "greedy": 0, "matched": 0})
 
     def __post_init__(self):
         check_chain(self.dnn)
         # the per-layer model of the cache makes a layer's cost its own business
         self.layer_model = dataclasses.replace(self.model, working_set="layer")
         self.exact = self.model.working_set == "layer"
+        self._tables: dict = {}
+        self._workers: dict = {}
+        self._lower: dict = {}
+        self._dense = [False] + [_part._dense_pair(self.dnn.layers[l - 1], self.dnn.layers[l])
+                                 for l in range(1, len(self.dnn.layers))]
 
     def _plan_with(self, **placed) -> lw.Plan:
         layers = [canonical_plan(1, 1)] * len(self.dnn.layers)
@@ -100,102 +198,451 @@ class Pricer:
             layers[int(index)] = plan
         return lw.Plan(tuple(layers))
 
-    def compute(self, l: int, p: int, r: int) -> float:
-        """U_f + U_b + U_w of layer ``l``'s slowest segments with one thread (eqs. 5, 7, 8)."""
-        key = (l, p, r)
+    def compute(self, l: int, p: int, r: int = 1) -> float:
+        """U_f + U_b + U_w of layer ``l``'s slowest segments with one thread (eqs. 5, 7, 8).
+
+        Independent of ``r``: each segment sits on its own worker (C3), so the
+        per-layer working set, hence C_muladd, is one segment's, whatever R.
+        """
+        key = (l, p)
         if key not in self._compute:
-            plan = self._plan_with(**{str(l): canonical_plan(p, r)})
+            plan = self._plan_with(**{str(l): canonical_plan(p, 1)})
             ws = self.layer_model._layer_working_set(self.dnn, l, plan, self.cluster)
             c = self.layer_model._muladd(self.dnn, l, plan, self.cluster, ws)
             costs = lw.layer_costs(self.dnn, l, plan, self.cluster, 1, c_muladd=c)
             self._compute[key] = costs.U_f + costs.U_b + costs.U_w
         return self._compute[key]
 
+    def compute_table(self, l: int, p_max: int) -> np.ndarray:
+        """``[compute(l, P) for P in 0..p_max]`` (entry 0 unused, +inf), all P at once."""
+        have = self._tables.get(l)
+        if have is None or len(have) <= p_max:
+            have = np.concatenate([[np.inf], self._compute_many(l, max(p_max, 2 * (len(have)
+                                                                    if have is not None else 0)))])
+            self._tables[l] = have
+        return have[:p_max + 1]
+
+    def _compute_many(self, l: int, p_max: int) -> np.ndarray:
+        """:meth:`compute` for P = 1..p_max, vectorized over every stripe of every P, with the
+        arithmetic of :func:`perfmodel.layerwise.layer_costs` (tests check equality)."""
+        dnn, cluster, model = self.dnn, self.cluster, self.layer_model
+        layer = dnn.layers[l]
+        units = _part._units(layer)
+        ps = np.arange(1, p_max + 1, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(ps + 1)])[:-1]         # edge k of P at starts + k
+        p_of = np.repeat(ps, ps + 1)
+        k = np.arange(len(p_of)) - np.repeat(starts, ps + 1)
+        edges = k * units // p_of
+        last = np.concatenate([starts[1:], [len(p_of)]]) - 1          # index of edge P
+        seg = np.ones(len(p_of), dtype=bool)
+        seg[last] = False                                             # segment k: edges k, k+1
+        first = starts - np.arange(p_max)                             # segment start offsets
+
+        def split(total):
+            cum = int(total) * edges // units
+            return (cum[1:] - cum[:-1])[seg[:-1]]
+
+        weights_in, neurons = split(layer.connections), split(layer.neurons)
+        share = neurons / max(layer.neurons, 1)
+        weights_out = lw._next_connections(dnn, l) * share
+        if _part._spatial(layer.out_shape):
+            params = np.maximum.reduceat(np.where(neurons > 0, int(layer.weights), 0), first)
+        else:
+            params = np.maximum.reduceat(split(layer.weights), first)
+        ws = params * cluster.weight_bytes
+        streaming = layer.weights > 0 and layer.connections / layer.weights < model.reuse_threshold
+        c_in, c_mem, cache = cluster.c_muladd, cluster.c_muladd_mem, cluster.cache_bytes
+        if not streaming or c_mem is None or cache is None:
+            c = np.full(p_max, float(c_in))
+        elif model.cache_model == "step":
+            c = np.where(ws <= cache, c_in, c_mem)
+        else:
+            fits = cache / np.where(ws <= cache, cache, ws)
+            c = np.where(ws <= cache, c_in, fits * c_in + (1.0 - fits) * c_mem)
+        c_seg = np.repeat(c, ps)
+        c_interf = float(lw.interference_factor(1, cluster.interference))
+        u_f = c_interf * (c_seg * weights_in + (cluster.c_act or 0.0) * neurons)
+        u_b = c_interf * (c_seg * weights_out + (cluster.c_err or 0.0) * neurons)
+        u_w = c_interf * (c_seg * weights_in)
+        return (np.maximum.reduceat(u_f, first) + np.maximum.reduceat(u_b, first)
+                + np.maximum.reduceat(u_w, first))
+
     def items(self, l: int, prev: tuple, cur: tuple) -> tuple[float, float]:
         """(max A(l, p), max E(l-1, p)) with layer l matched against a canonical layer l-1.
 
-        The matching only needs the workers either layer uses: with the
-        lexicographic tie-break extra (idle) workers are never chosen, so the
-        answer holds for every N_wr >= max(P' R', P R) and is cached once.
+        The items of the mapping :func:`optimizer.matching.map_layer` returns
+        (maximum-weight matching, lexicographic tie-break), computed the
+        fastest provably equal way (module docstring, "Pricing a
+        transition").  The matching only needs the workers either layer uses:
+        with the lexicographic tie-break extra (idle) workers are never chosen,
+        so the answer holds for every N_wr >= max(P' R', P R) and is cached once.
         """
-        key = (l, prev, cur)
+        key = (l, tuple(map(int, prev)), tuple(map(int, cur)))
         if key not in self._items:
-            before = canonical_plan(*prev)
-            after = map_layer(self.dnn.layers[l - 1], self.dnn.layers[l], before, cur[0], cur[1],
-                              1, _used_workers(prev, cur))
-            plan = self._plan_with(**{str(l - 1): before, str(l): after})
-            a, _ = lw._segment_traffic(self.dnn, l, plan)
-            _, e = lw._segment_traffic(self.dnn, l - 1, plan)
-            self._items[key] = (float(a.max()), float(e.max()))
+            self._items[key] = self._price(l, *key[1], *key[2])
         return self._items[key]
+
+    def item_matrix(self, l: int, prev_pairs: np.ndarray, cur_pairs: np.ndarray, mask=None):
+        """(A, E), each (len(prev_pairs), len(cur_pairs)): :meth:`items` of every transition
+        (of those where ``mask`` is True; +inf elsewhere)."""
+        n_i, n_j = len(prev_pairs), len(cur_pairs)
+        a = np.full((n_i, n_j), np.inf)
+        e = np.full((n_i, n_j), np.inf)
+        todo = np.ones((n_i, n_j), dtype=bool) if mask is None else mask.copy()
+        if self._dense[l] and todo.any():  # dense consumer, no layer replicas: closed form
+            ii = np.flatnonzero(prev_pairs[:, 1] == 1)
+            jj = np.flatnonzero(cur_pairs[:, 1] == 1)
+            if ii.size and jj.size:
+                ca, ce = self._dense_items(l, prev_pairs[ii, 0], cur_pairs[jj, 0])
+                a[np.ix_(ii, jj)] = ca
+                e[np.ix_(ii, jj)] = ce
+                todo[np.ix_(ii, jj)] = False
+                self.stats["closed_form"] += ca.size
+                if mask is not None:
+                    a[~mask], e[~mask] = np.inf, np.inf
+        cache, price = self._items, self._price
+        for i, j in zip(*np.nonzero(todo)):
+            key = (l, (int(prev_pairs[i, 0]), int(prev_pairs[i, 1])),
+                   (int(cur_pairs[j, 0]), int(cur_pairs[j, 1])))
+            got = cache.get(key)
+            if got is None:
+                got = cache[key] = price(l, *key[1], *key[2])
+            a[i, j], e[i, j] = got
+        return a, e
+
+    def item_bounds(self, l: int, prev_pairs: np.ndarray, cur_pairs: np.ndarray):
+        """Lower bounds on :meth:`items` of every transition, without matching (rule 4).
+
+        A segment sits with at most one segment of the other layer, so
+        A(l, p) >= in(p) - max_i act[i, p] and E(l-1, i) >= errin(i) -
+        max_p err[i, p] in every replica, hence on their averages and maxima.
+        With R' = R = 1, at most n_j of the n_i non-empty segments of layer l-1
+        share a worker with a non-empty segment of layer l, so when n_i > n_j
+        some n_i - n_j of them receive all their error terms: E >= the
+        (n_i - n_j)-th smallest errin; likewise A with the roles swapped.
+        """
+        p1, p = prev_pairs[:, 0], cur_pairs[:, 0]
+        single = (prev_pairs[:, 1] == 1)[:, None] & (cur_pairs[:, 1] == 1)[None, :]
+        if self._dense[l]:  # act[i, p] = s_i [t_p > 0], err[i, p] = [s_i > 0] t_p
+            (s_max, n_i), (t_max, n_j) = self._size_stats(l - 1, p1), self._size_stats(l, p)
+            s_tot = float(self.dnn.layers[l - 1].neurons)
+            t_tot = float(self.dnn.layers[l].neurons)
+            bp_a = np.broadcast_to(s_tot - s_max[:, None], single.shape)
+            bp_e = np.broadcast_to(t_tot - t_max[None, :], single.shape)
+            more_j = n_j[None, :] > n_i[:, None]
+            more_i = n_i[:, None] > n_j[None, :]
+            return (np.where(single & more_j, s_tot, bp_a),
+                    np.where(single & more_i, t_tot, bp_e))
+        size = int(max(p1.max(), p.max())) + 1
+        tab = self._lower.get(l)
+        if tab is None or tab.shape[1] < size:
+            grown = np.full((4, size, size), np.nan)
+            if tab is not None:
+                grown[:, :tab.shape[1], :tab.shape[2]] = tab
+            tab = self._lower[l] = grown
+        u1, u = np.unique(p1), np.unique(p)
+        for x, y in np.argwhere(np.isnan(tab[0][np.ix_(u1, u)])):
+            tab[:, u1[x], u[y]] = self._bounds(l, int(u1[x]), int(u[y]))
+        vals = tab[:, p1[:, None], p[None, :]]
+        return (np.where(single, np.maximum(vals[0], vals[2]), vals[0]),
+                np.where(single, np.maximum(vals[1], vals[3]), vals[1]))
+
+    def _size_stats(self, l: int, parts: np.ndarray):
+        """(largest segment, non-empty segments) of layer ``l`` cut in each of ``parts``."""
+        sizes = [_part._sizes(self.dnn.layers[l], int(c)) for c in parts]
+        return (np.array([float(s.max()) for s in sizes]),
+                np.array([np.count_nonzero(s) for s in sizes]))
+
+    def _bounds(self, l: int, p1: int, p: int) -> tuple:
+        """(best-partner A, best-partner E, counting A, counting E) of (l, P', P)."""
+        prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
+        act = _part._matrix(prev_layer, layer, p1, p, False)
+        err = _part._matrix(prev_layer, layer, p1, p, True)
+        a_in, e_in = act.sum(axis=0), err.sum(axis=1)
+        bp_a = float((a_in - act.max(axis=0)).max())
+        bp_e = float((e_in - err.max(axis=1)).max())
+        s = _part._sizes(prev_layer, p1) > 0
+        t = _part._sizes(layer, p) > 0
+        n_i, n_j = int(s.sum()), int(t.sum())
+        cnt_a = float(np.sort(a_in[t])[n_j - n_i - 1]) if n_j > n_i else 0.0
+        cnt_e = float(np.sort(e_in[s])[n_i - n_j - 1]) if n_i > n_j else 0.0
+        return bp_a, bp_e, cnt_a, cnt_e
+
+    # -- pricing one transition
+    def _dense_items(self, l: int, prev_parts: np.ndarray, parts: np.ndarray):
+        """Closed form of the items of a dense consumer with R' = R = 1, every (P', P) at once.
+
+        With s_i the P' segment sizes of layer l-1 and t_j the P sizes of
+        layer l, the affinity of segment j for the worker of i is s_i + t_j
+        when both are non-empty, else 0.  An assignment's value is the sum of
+        s_i + t_j over its non-empty pairs, at most the m largest s plus the m
+        largest t (n = non-empty count, m = min(n_i, n_j) pairs), reached
+        exactly when the pairs use a largest-m multiset on each side: every optimal assignment, whatever its tie-break, pairs the
+        non-empty segments with the same *values*, so A(l, j) = S - s_partner
+        and E(l-1, i) = T - t_partner have the same maxima: S - (n_j-th
+        largest s) if n_j <= n_i else S (an unpaired segment reads all S), and
+        T - (n_i-th largest t) if n_i <= n_j else T.
+        """
+        prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
+        s_total = float(sum(_part._sizes(prev_layer, 1)))
+        t_total = float(sum(_part._sizes(layer, 1)))
+
+        def sorted_sizes(lay, counts):
+            out = np.zeros((len(counts), int(counts.max())))
+            nonempty = np.empty(len(counts), dtype=np.int64)
+            for k, c in enumerate(counts):
+                s = np.sort(_part._sizes(lay, int(c)))[::-1]
+                out[k, :c] = s
+                nonempty[k] = np.count_nonzero(s)
+            return out, nonempty
+
+        s, n_i = sorted_sizes(prev_layer, prev_parts)
+        t, n_j = sorted_sizes(layer, parts)
+        ni, nj = n_i[:, None], n_j[None, :]
+        s_m = s[np.arange(len(prev_parts))[:, None], np.minimum(nj, ni) - 1]
+        t_m = t[np.arange(len(parts))[None, :], np.minimum(nj, ni) - 1]
+        a = np.where(nj <= ni, s_total - s_m, s_total)
+        e = np.where(ni <= nj, t_total - t_m, t_total)
+        return a, e
+
+    def _price(self, l: int, p1: int, r1: int, p: int, r: int) -> tuple[float, float]:
+        if self._dense[l] and r1 == 1 and r == 1:
+            a, e = self._dense_items(l, np.array([p1]), np.array([p]))
+            self.stats["closed_form"] += 1
+            return float(a[0, 0]), float(e[0, 0])
+        prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
+        act = _part._matrix(prev_layer, layer, p1, p, False)
+        err = _part._matrix(prev_layer, layer, p1, p, True)
+        aff = _affinity(act, err, p1, r1, p, r)
+        workers = _greedy(aff)
+        if workers is not None:
+            self.stats["greedy"] += 1
+        else:
+            workers = match_segments(aff)
+            self.stats["matched"] += 1
+        self._workers[(l, (p1, r1), (p, r))] = workers
+        return _items_of(act, err, workers, p1, r1, p, r)
+
+    def mapping(self, l: int, prev: tuple, cur: tuple) -> np.ndarray:
+        """Worker of each segment of layer l matched against a canonical layer l-1: exactly
+        :func:`optimizer.matching.map_layer`'s mapping (module docstring)."""
+        key = (l, tuple(map(int, prev)), tuple(map(int, cur)))
+        if key not in self._workers:
+            (p1, r1), (p, r) = key[1], key[2]
+            prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
+            aff = _affinity(_part._matrix(prev_layer, layer, p1, p, False),
+                            _part._matrix(prev_layer, layer, p1, p, True), p1, r1, p, r)
+            workers = _greedy(aff)
+            self._workers[key] = match_segments(aff) if workers is None else workers
+        return self._workers[key]
+
+
+def _affinity(act, err, p1: int, r1: int, p: int, r: int) -> np.ndarray:
+    """:func:`optimizer.matching.layer_affinity` against a canonical layer l-1 (segment
+    (p', r') on worker r' P' + p') on max(P' R', P R) workers."""
+    aff = np.zeros((max(p1 * r1, p * r), p * r), dtype=np.int64)
+    if r1 == 1 and r == 1:
+        aff[:p1] = act + err
+        return aff
+    blocks = np.arange(r1)[:, None]
+    cols = np.arange(r)[None, :]
+    aff[:p1 * r1] = np.kron(blocks == cols % r1, act) + np.kron(cols == blocks % r, err)
+    return aff
+
+
+def _greedy(aff: np.ndarray):
+    """The lexicographically smallest optimal assignment when some assignment puts every
+    segment on a worker of its column maximum; else None.
+
+    Every assignment is worth at most the sum of the column maxima.  When an
+    assignment reaches it (a system of distinct representatives of the sets
+    "workers of column j's maximum"; a column whose maximum is 0 takes any
+    worker), the optimal assignments are exactly those systems, and the
+    lexicographically smallest one is built segment by segment: the lowest
+    allowed free worker after which the later segments of positive maximum
+    can still be matched (an augmenting path, Berge).  This is the mapping
+    :func:`optimizer.matching.match_segments` returns (its tie-break is the
+    same lexicographic order over the same optimal set), found without the
+    assignment solver; tests compare the two.
+    """
+    n_w, n_s = aff.shape
+    colmax = aff.max(axis=0)
+    ismax = aff == colmax
+    quick = _plain_greedy(ismax, colmax)
+    if quick is not None:
+        return quick
+    allowed = [np.flatnonzero(ismax[:, j]) if colmax[j] > 0 else None for j in range(n_s)]
+    row_of = np.full(n_s, -1, dtype=np.int64)     # current matching of positive columns
+    col_at = np.full(n_w, -1, dtype=np.int64)
+    fixed = np.zeros(n_w, dtype=bool)
+
+    def augment(start: int, banned: int) -> bool:
+        """Match column ``start`` (unmatched) by an alternating path avoiding fixed rows and
+        ``banned``; apply it and return True, or return False and change nothing."""
+        parent_col = {start: None}
+        via_row = {}
+        frontier = [start]
+        while frontier:
+            nxt = []
+            for c in frontier:
+                for r in allowed[c]:
+                    if fixed[r] or r == banned or r in via_row:
+                        continue
+                    via_row[r] = c
+                    owner = col_at[r]
+                    if owner < 0:                      # free row: flip the path back to start
+                        while True:
+                            prev_row = row_of[c]
+                            row_of[c], col_at[r] = r, c
+                            if parent_col[c] is None:
+                                return True
+                            r, c = prev_row, parent_col[c]
+                    if owner not in parent_col:
+                        parent_col[owner] = c
+                        nxt.append(owner)
+            frontier = nxt
+        return False
+
+    for j in range(n_s):                               # a first matching: greedy, then paths
+        if allowed[j] is not None:
+            free = allowed[j][col_at[allowed[j]] < 0]
+            if free.size:
+                row_of[j], col_at[free[0]] = free[0], j
+    for j in range(n_s):
+        if allowed[j] is not None and row_of[j] < 0 and not augment(j, -1):
+            return None                                # no assignment reaches the bound
+    workers = np.empty(n_s, dtype=np.int64)
+    critical = np.zeros(n_w, dtype=bool)
+    for j in range(n_s):
+        if allowed[j] is not None:
+            critical[:] = False                        # the set of later columns changes
+        if row_of[j] >= 0:
+            col_at[row_of[j]] = -1
+            row_of[j] = -1
+        cands = allowed[j] if allowed[j] is not None else np.flatnonzero(~fixed)
+        for r in cands:
+            if fixed[r] or critical[r]:
+                continue
+            owner = col_at[r]
+            if owner >= 0:
+                col_at[r], row_of[owner] = -1, -1
+                if not augment(owner, r):
+                    # every matching of the later positive columns uses r; while only zero
+                    # columns are fixed that set of columns, hence this, does not change
+                    col_at[r], row_of[owner] = owner, r
+                    critical[r] = allowed[j] is None
+                    continue
+            break
+        else:  # unreachable: the matching of the later columns leaves a row for j
+            return None
+        workers[j] = r
+        fixed[r] = True
+    return workers
+
+
+def _plain_greedy(ismax: np.ndarray, colmax: np.ndarray):
+    """Segment by segment, the lowest free worker of the column maximum (any free worker for
+    a zero column); None as soon as one has none left.  When it completes, no choice
+    needed a look-ahead, so it is the assignment of :func:`_greedy` (and its fast path)."""
+    rows, cols = np.nonzero(ismax.T)          # per column, its maximal rows in order
+    bounds = np.searchsorted(rows, np.arange(ismax.shape[1] + 1))
+    cols = cols.tolist()
+    used = set()
+    out = []
+    free = 0
+    for j, pos in enumerate(colmax > 0):
+        if pos:
+            for r in cols[bounds[j]:bounds[j + 1]]:
+                if r not in used:
+                    break
+            else:
+                return None
+        else:
+            while free in used:
+                free += 1
+            r = free
+        used.add(r)
+        out.append(r)
+    return np.array(out, dtype=np.int64)
+
+
+def _items_of(act, err, workers, p1: int, r1: int, p: int, r: int) -> tuple[float, float]:
+    """max_p A(l, p) and max_p E(l-1, p), averaged over layer replicas, as in
+    :func:`perfmodel.layerwise._segment_traffic` for layer l-1 on worker k = r' P' + p'
+    (canonical) and layer l's segment (p, r) on ``workers[r P + p]`` (-1: a worker with
+    nothing of layer l-1 that it reads or feeds)."""
+    cols = np.arange(p * r)
+    rr, pp = cols // p, cols % p
+    valid = (workers >= 0) & (workers < p1 * r1)
+    blk, ii = workers // p1, workers % p1
+    saved = np.where(valid & (blk == rr % r1), act[np.where(valid, ii, 0), pp], 0)
+    a_seg = act.sum(axis=0)[pp] - saved
+    a = a_seg.reshape(r, p).sum(axis=0) / r
+    on = np.full(p1 * r1, -1, dtype=np.int64)
+    on[workers[valid]] = cols[valid]
+    k = np.arange(p1 * r1)
+    rp, ip = k // p1, k % p1
+    has = (on >= 0) & (on // p == rp % r)
+    saved_e = np.where(has, err[ip, np.where(on >= 0, on % p, 0)], 0)
+    e_seg = err.sum(axis=1)[ip] - saved_e
+    e = e_seg.reshape(r1, p1).sum(axis=0) / r1
+    return float(a.max()), float(e.max())
 
 
 @dataclass(frozen=True)
 class DPResult:
-    """The best plan of one resource triple, its per-sample time and T_epoch."""
+    """The best plan of one resource triple, its per-sample time and T_epoch.
+
+    ``plan`` (the state sequence composed with the matched mappings,
+    :func:`compose_plan`) is built on first use.
+    """
 
     config: Config
-    plan: lw.Plan
     per_sample: float
     epoch_time: float
     states: tuple
     n_states: int
     exact: bool
+    pricer: "Pricer" = field(repr=False, compare=False, default=None)
+
+    @functools.cached_property
+    def plan(self) -> lw.Plan:
+        return compose_plan(self.pricer.dnn, self.states, self.config.n_workers,
+                            mapping=self.pricer.mapping)
 
 
-def _transfer(items, cluster: Cluster, threads: np.ndarray) -> np.ndarray:
-    bw = lw.thread_bandwidth(cluster.effective_bandwidth, threads)
-    lat = lw.thread_latency(cluster.latency, threads, cluster.latency_per_thread)
-    return np.asarray(lw.transfer_time(items, cluster.activation_bytes, bw, lat))
-
-
-def _node_costs(pricer: Pricer, config: Config, l: int, pairs: np.ndarray,
-                threads: np.ndarray, reads: np.ndarray) -> np.ndarray:
-    """(n_pairs, n_threads) per-sample compute over Q plus the layer's share of M_w.
-
-    ``reads`` is (n_pairs, n_threads, L): each layer's per-sample read cost.
-    """
-    u1 = np.array([pricer.compute(l, p, r) for p, r in pairs])
-    interf = lw.interference_factor(threads, pricer.cluster.interference)
-    q = threads[None, :] * pairs[:, 1:2] * config.n_replicas
-    return u1[:, None] * interf[None, :] / q + reads[:, :, l]
-
-
-def _read_costs(model, dnn, cluster, config, pairs, threads) -> np.ndarray:
-    """(n_pairs, n_threads, L) per-sample weight-read cost of each layer in each state."""
-    shape = (len(pairs), len(threads), len(dnn.layers))
+def _read_costs(model, dnn, cluster, config, replicas, threads) -> np.ndarray:
+    """(n_replicas, n_threads, L) per-sample weight-read cost of each layer for each (R, H)."""
+    shape = (len(replicas), len(threads), len(dnn.layers))
     h = np.broadcast_to(threads[None, :, None], shape)
-    r = np.broadcast_to(pairs[:, 1][:, None, None], shape)
+    r = np.broadcast_to(np.asarray(replicas)[:, None, None], shape)
     reads = model.weight_read_layers(dnn, cluster, config, h, r)["M_w"]
     return np.asarray(reads) * model.reads_per_sample(cluster, config)
 
 
-def _edge_costs(pricer: Pricer, config: Config, l: int, pairs: np.ndarray,
-                threads: np.ndarray) -> np.ndarray:
-    """(n_pairs', n_threads', n_pairs, n_threads): M_b(l-1) / Q(l-1) + M_f(l) / Q(l)."""
-    n = len(pairs)
-    a = np.zeros((n, n))
-    e = np.zeros((n, n))
-    for i, prev in enumerate(map(tuple, pairs)):
-        for j, cur in enumerate(map(tuple, pairs)):
-            a[i, j], e[i, j] = pricer.items(l, prev, cur)
-    r = pairs[:, 1].astype(float)
-    h = threads.astype(float)
-    m_f = _transfer(a[:, None, :, None], pricer.cluster, h[None, None, None, :])
-    m_b = _transfer(e[:, None, :, None], pricer.cluster, h[None, :, None, None])
-    q_cur = (h[None, :] * r[:, None] * config.n_replicas)[None, None, :, :]
-    q_prev = (r[:, None] * h[None, :] * config.n_replicas)[:, :, None, None]
-    return m_b / q_prev + m_f / q_cur
+def _node_tables(pricer: Pricer, config: Config, pairs: np.ndarray, threads: np.ndarray):
+    """Per layer, (n_pairs, n_threads): compute over Q(l) plus the layer's share of M_w."""
+    model, dnn, cluster = pricer.layer_model, pricer.dnn, pricer.cluster
+    r_values, r_index = np.unique(pairs[:, 1], return_inverse=True)
+    reads = _read_costs(model, dnn, cluster, config, r_values, threads)[r_index]
+    interf = lw.interference_factor(threads, cluster.interference)
+    q = threads[None, :] * pairs[:, 1:2] * config.n_replicas
+    p_max = int(pairs[:, 0].max())
+    return [pricer.compute_table(l, p_max)[pairs[:, 0]][:, None] * interf[None, :] / q
+            + reads[:, :, l] for l in range(len(dnn.layers))]
 
 
 def _used_workers(prev: tuple, cur: tuple) -> int:
     return max(prev[0] * prev[1], cur[0] * cur[1])
 
 
-def compose_plan(dnn: DNN, states, n_workers: int) -> lw.Plan:
+def compose_plan(dnn: DNN, states, n_workers: int, *, mapping=None) -> lw.Plan:
     """The plan of a state sequence: each layer matched against the one before, relabeled.
 
     See the module docstring for why the relabeling keeps every transition's price.
+    ``mapping(l, prev, cur)``, if given, returns the matched workers of layer
+    l against a canonical layer l-1 (:meth:`Pricer.mapping`, cached); by
+    default :func:`optimizer.matching.map_layer` computes them.
     """
     layers, sigma = [], np.arange(n_workers)
     for l, (p, r, h) in enumerate(states):
@@ -203,9 +650,9 @@ def compose_plan(dnn: DNN, states, n_workers: int) -> lw.Plan:
             relative = np.arange(p * r)
         else:
             prev = states[l - 1]
-            relative = np.asarray(map_layer(dnn.layers[l - 1], dnn.layers[l],
-                                            canonical_plan(prev[0], prev[1]), p, r, 1,
-                                            _used_workers(prev[:2], (p, r))).workers)
+            relative = np.asarray(mapping(l, prev[:2], (p, r)) if mapping else map_layer(
+                dnn.layers[l - 1], dnn.layers[l], canonical_plan(prev[0], prev[1]), p, r, 1,
+                _used_workers(prev[:2], (p, r))).workers)
         actual = sigma[relative]
         layers.append(lw.LayerPlan(int(p), int(h), int(r), tuple(int(w) for w in actual)))
         rest = np.setdiff1d(np.arange(n_workers), actual)
@@ -222,7 +669,21 @@ def _state_space(config: Config, cluster: Cluster, max_threads: int | None):
     return pairs, threads
 
 
-def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None) -> DPResult:
+#: Relative slack of every bound test: a state or triple is dropped only when its lower
+#: bound exceeds the bound by this much, far above the rounding of a few hundred sums.
+_SLACK = 1e-9
+
+#: Transitions priced per block of the vectorized step (bounds memory, not results).
+_BLOCK = 1 << 21
+
+
+def _lag(cluster: Cluster, threads: np.ndarray) -> np.ndarray:
+    """g(H) = C_ncost(H) / H: how a transfer's time over Q depends on H (module docstring)."""
+    return lw.thread_latency(cluster.latency, threads, cluster.latency_per_thread) / threads
+
+
+def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None,
+          bound: float | None = None, _only=None) -> DPResult | None:
     """The best plan for ``config``'s (N_ps, N_mr, N_wr) by dynamic programming over layers.
 
     Parameters
@@ -233,40 +694,113 @@ def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None) -> 
         The resource triple; ``epoch_samples`` gives N_sample (default 10^6).
     max_threads : int, optional
         Cap on H(l) below the cluster's cores (C2).
+    bound : float, optional
+        Only plans with T_epoch <= ``bound`` are wanted: states whose lower
+        bound exceeds it are not priced (module docstring, rule 3).  The
+        answer is exact whenever the optimum is <= ``bound``; when it is
+        not, the result is some plan above ``bound`` or None.
 
     Returns
     -------
-    DPResult
+    DPResult, or None when ``bound`` rules out every plan
     """
-    dnn, cluster, model = pricer.dnn, pricer.cluster, pricer.layer_model
+    dnn, cluster = pricer.dnn, pricer.cluster
     pairs, threads = _state_space(config, cluster, max_threads)
-    reads = _read_costs(model, dnn, cluster, config, pairs, threads)
-    best = _node_costs(pricer, config, 0, pairs, threads, reads)
-    back = []
-    for l in range(1, len(dnn.layers)):
-        total = best[:, :, None, None] + _edge_costs(pricer, config, l, pairs, threads)
-        flat = total.reshape(-1, *total.shape[2:])
-        arg = flat.argmin(axis=0)
-        back.append(arg)
-        best = np.take_along_axis(flat, arg[None], axis=0)[0] \
-            + _node_costs(pricer, config, l, pairs, threads, reads)
+    if _only is not None:  # a sub-space (for a quick upper bound): its optimum is a plan's value
+        pairs = pairs[_only(pairs)]
+    samples = config.epoch_samples or 1_000_000
+    nodes = _node_tables(pricer, config, pairs, threads)
+    n_layers = len(nodes)
+    row_min = [n.min(axis=1) for n in nodes]
+    layer_min = np.array([m.min() for m in row_min])
+    limit = np.inf if bound is None else bound / samples * (1 + _SLACK)
+    after = np.concatenate([np.cumsum(layer_min[::-1])[::-1][1:], [0.0]])  # sum over k > l
+    others = layer_min.sum() - layer_min
+    lag = _lag(cluster, threads)
+    c_item = cluster.activation_bytes / cluster.effective_bandwidth
+    n_mr = config.n_replicas
+
+    alive = np.flatnonzero(row_min[0] + others[0] <= limit)
+    best = nodes[0][alive]
+    back, n_states = [], len(alive) * len(threads)
+    for l in range(1, n_layers):
+        # rule 3: drop what cannot lead to a plan within the bound (cost-to-go >= node minima)
+        keep = best.min(axis=1) + layer_min[l] + after[l] <= limit
+        alive, best = alive[keep], best[keep]
+        cur = np.flatnonzero(row_min[l] + others[l] <= limit)
+        if len(alive):
+            cur = cur[best.min() + row_min[l][cur] + after[l] <= limit]
+        if not len(alive) or not len(cur):
+            return None
+        step, best = _step(pricer, l, pairs, alive, cur, best, nodes[l][cur], lag, c_item, n_mr,
+                           limit - after[l])
+        back.append(step)
+        alive = cur
+        n_states += len(cur) * len(threads)
+    if not len(alive):
+        return None
     idx = int(best.argmin())
     per_sample = float(best.flat[idx])
-    states = _trace(idx, back, pairs, threads)
-    plan = compose_plan(dnn, states, config.n_workers)
-    samples = config.epoch_samples or 1_000_000
-    return DPResult(config, plan, per_sample, per_sample * samples, tuple(states),
-                    len(pairs) * len(threads), pricer.exact)
+    if per_sample > limit:
+        return None
+    states = _trace(idx, back, alive, pairs, threads)
+    return DPResult(config, per_sample, per_sample * samples, tuple(states), n_states,
+                    pricer.exact, pricer)
 
 
-def _trace(idx: int, back: list, pairs: np.ndarray, threads: np.ndarray) -> list:
+def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.inf):
+    """One layer of the program over (P, R) pairs, threads folded in (module docstring).
+
+    ``room``: the bound minus the node minima of the layers after l; a
+    transition whose lower bound (:meth:`Pricer.item_bounds`) cannot fit in it
+    is not priced (rule 4) and costs +inf.
+    """
+    r_prev = pairs[prev, 1].astype(float) * n_mr
+    r_cur = pairs[cur, 1].astype(float) * n_mr
+    b0, h0 = best.min(axis=1), best.argmin(axis=1)
+    with_lag = best + lag[None, :] / r_prev[:, None]
+    b1, h1 = with_lag.min(axis=1), with_lag.argmin(axis=1)
+    n_cur = len(cur)
+    c0, i0 = np.full(n_cur, np.inf), np.zeros(n_cur, dtype=np.int64)
+    c1, i1 = np.full(n_cur, np.inf), np.zeros(n_cur, dtype=np.int64)
+    e_pos = np.zeros((len(prev), n_cur), dtype=bool)
+    if np.isfinite(room):
+        n0 = node.min(axis=1)
+        n1 = (node + lag[None, :] / r_cur[:, None]).min(axis=1)
+    width = max(1, _BLOCK // max(len(prev), 1))
+    for lo in range(0, n_cur, width):
+        sl = slice(lo, lo + width)
+        mask = None
+        if np.isfinite(room):
+            a_lb, e_lb = pricer.item_bounds(l, pairs[prev], pairs[cur[sl]])
+            low = (np.where(e_lb > 0, b1[:, None] + e_lb * c_item / r_prev[:, None], b0[:, None])
+                   + np.where(a_lb > 0, n1[None, sl] + a_lb * c_item / r_cur[None, sl],
+                              n0[None, sl]))
+            mask = low <= room
+        a, e = pricer.item_matrix(l, pairs[prev], pairs[cur[sl]], mask)
+        e_pos[:, sl] = e > 0
+        x = np.where(e > 0, b1[:, None] + e * c_item / r_prev[:, None], b0[:, None])
+        y0 = np.where(a > 0, np.inf, x)
+        y1 = np.where(a > 0, x + a * c_item / r_cur[None, sl], np.inf)
+        i0[sl], i1[sl] = y0.argmin(axis=0), y1.argmin(axis=0)
+        c0[sl] = np.take_along_axis(y0, i0[None, sl], axis=0)[0]
+        c1[sl] = np.take_along_axis(y1, i1[None, sl], axis=0)[0]
+    via1 = c1[:, None] + lag[None, :] / r_cur[:, None]
+    use1 = via1 < c0[:, None]
+    new = node + np.where(use1, via1, c0[:, None])
+    return (prev, i0, i1, use1, h0, h1, e_pos), new
+
+
+def _trace(idx: int, back: list, last: np.ndarray, pairs: np.ndarray, threads: np.ndarray) -> list:
+    """The state sequence ending in flat index ``idx`` of the last layer's table."""
     n_h = len(threads)
-    states = []
-    for arg in [None, *back][::-1]:
-        i, j = divmod(idx, n_h)
-        states.append((int(pairs[i, 0]), int(pairs[i, 1]), int(threads[j])))
-        if arg is not None:
-            idx = int(arg.flat[idx])
+    j, h = divmod(idx, n_h)
+    states = [(int(pairs[last[j], 0]), int(pairs[last[j], 1]), int(threads[h]))]
+    for prev, i0, i1, use1, h0, h1, e_pos in reversed(back):
+        i = int(i1[j] if use1[j, h] else i0[j])
+        h = int(h1[i] if e_pos[i, j] else h0[i])
+        j = i
+        states.append((int(pairs[prev[j], 0]), int(pairs[prev[j], 1]), int(threads[h])))
     return states[::-1]
 
 
@@ -295,20 +829,67 @@ def useful_triples(machines: int):
                 yield min(n_workers, spare), n_replicas, n_workers
 
 
-def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads):
-    """(T_epoch used for ranking, evaluations, a zero-argument function giving the Estimate)."""
+def triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = None) -> np.ndarray:
+    """A lower bound on the T_epoch of every configuration (module docstring, rule 2).
+
+    For each layer the least node cost over the triple's states (transitions
+    cost >= 0): for each (R, H), the least single-thread compute over the P
+    the triple allows with R (P <= N_wr // R), through the same arithmetic
+    as the program's node costs, so the bound is <= every plan's value up to
+    rounding.
+    """
+    dnn, cluster, model = pricer.dnn, pricer.cluster, pricer.layer_model
+    configs = list(configs)
+    if not configs:
+        return np.zeros(0)
+    top = max(c.n_workers for c in configs)
+    prefix = np.stack([np.minimum.accumulate(pricer.compute_table(l, top))
+                       for l in range(len(dnn.layers))])           # (L, top + 1)
+    out = np.empty(len(configs))
+    for k, config in enumerate(configs):
+        threads = np.unique(layer_choices(1, cluster.cores, max_threads=max_threads).threads)
+        r = np.arange(1, (config.n_workers if config.n_ps else 1) + 1)
+        reads = _read_costs(model, dnn, cluster, config, r, threads)      # (n_R, n_H, L)
+        interf = lw.interference_factor(threads, cluster.interference)
+        q = threads[None, :] * r[:, None] * config.n_replicas
+        u1 = prefix[:, config.n_workers // r]                              # (L, n_R)
+        node = u1[:, :, None] * interf[None, None, :] / q[None] + np.moveaxis(reads, 2, 0)
+        out[k] = node.reshape(len(dnn.layers), -1).min(axis=1).sum() \
+            * (config.epoch_samples or 1_000_000)
+    return out
+
+
+def _quick_value(pricer: Pricer, config: Config, max_threads) -> float:
+    """T_epoch of a good plan found fast: the program over a few partition counts (R = 1:
+    N_wr, the largest power of two below it, and each layer's rows or neurons when fewer).
+    A plan's value, so an upper bound on the triple's optimum (rule 2's incumbent)."""
+    n = config.n_workers
+    wanted = {n, 1 << (n.bit_length() - 1)}
+    wanted |= {_part._units(layer) for layer in pricer.dnn.layers if _part._units(layer) <= n}
+    wanted = np.array(sorted(wanted))
+
+    def only(pairs):
+        return (pairs[:, 1] == 1) & np.isin(pairs[:, 0], wanted)
+
+    return solve(pricer, config, max_threads=max_threads, _only=only).epoch_time
+
+
+def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads, bound=None):
+    """(T_epoch used for ranking, evaluations, a zero-argument function giving the Estimate),
+    or None when ``bound`` rules the triple out."""
     model, dnn, cluster = pricer.model, pricer.dnn, pricer.cluster
     if exhaustive:
         from .exhaustive import best_plan
 
         t, plan, count = best_plan(model, dnn, cluster, config, max_threads=max_threads)
         return t, count, lambda: model.evaluate(dnn, cluster, config, plan)
-    result = solve(pricer, config, max_threads=max_threads)
-    count = result.n_states * len(dnn.layers)
+    result = solve(pricer, config, max_threads=max_threads, bound=bound)
+    if result is None:
+        return None
     if pricer.exact:
-        return result.epoch_time, count, lambda: estimate_plan(pricer, result)
+        return result.epoch_time, result.n_states, lambda: estimate_plan(pricer, result)
     est = estimate_plan(pricer, result)  # re-price with the model's own cache model
-    return est.epoch_time, count, lambda: est
+    return est.epoch_time, result.n_states, lambda: est
 
 
 def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int | None = None,
@@ -324,6 +905,13 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     :mod:`optimizer.exhaustive` evaluated instead.  When the model's cache
     model is not per layer the program's plans are re-priced by the model
     itself and ranked by that (``meta["exact"]`` is then False).
+
+    The ``top`` best triples are exact: triples are solved in increasing
+    order of :func:`triple_bounds` and each with the ``top``-th best T_epoch
+    found so far as its bound (module docstring, rules 2-4); ``meta``
+    counts the triples of the space (``"triples"``), those solved
+    (``"solved"``) and those the bounds ruled out (``"pruned"``).  With ``exhaustive=True`` or a cache model that is not per
+    layer every triple is solved in full.
     """
     import time
 
@@ -336,17 +924,40 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
         raise SpecError("top", f"must be >= 1, got {top!r}")
     start = time.perf_counter()
     pricer = Pricer(model, dnn, cluster)
+    configs = [Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=epoch_samples)
+               for n_ps, n_mr, n_wr in useful_triples(machines)]
+    prune = pricer.exact and not exhaustive
+    if prune:
+        bounds = triple_bounds(pricer, configs, max_threads=max_threads)
+        order = np.argsort(bounds, kind="stable")
+    else:
+        bounds, order = np.zeros(len(configs)), np.arange(len(configs))
     found, evaluated = [], 0
-    for n_ps, n_mr, n_wr in useful_triples(machines):
-        config = Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=epoch_samples)
-        t, count, make = _solve_triple(pricer, config, exhaustive, max_threads)
-        found.append((t, config.machines, len(found), config, make))
-        evaluated += count
+    known = {}  # triple -> an upper bound on its optimum (a plan's value)
+    if prune:
+        for index in order[:top]:
+            known[int(index)] = _quick_value(pricer, configs[index], max_threads)
+    for done, index in enumerate(order):
+        ranked_ub = sorted(known.values())
+        limit = ranked_ub[top - 1] if prune and len(ranked_ub) >= top else None
+        if limit is not None and bounds[index] > limit * (1 + _SLACK):
+            break  # rule 2: this triple and every later one (larger bounds) cannot enter the top
+        config = configs[index]
+        got = _solve_triple(pricer, config, exhaustive, max_threads, bound=limit)
         if progress is not None:
-            progress(len(found))
+            progress(done + 1)
+        if got is None:
+            continue
+        t, count, make = got
+        found.append((t, config.machines, int(index), config, make))
+        known[int(index)] = min(t, known.get(int(index), np.inf))
+        evaluated += count
+    if progress is not None:
+        progress(len(configs))
     found.sort(key=lambda item: item[:3])
     ranked = tuple(Candidate(config, make(), t) for t, _, _, config, make in found[:top])
     seconds = time.perf_counter() - start
     return SearchResult(best=ranked[0], ranked=ranked, n_evaluated=evaluated, seconds=seconds,
                         objective="time", meta={"exact": pricer.exact or exhaustive,
-                                                "triples": len(found)})
+                                                "triples": len(configs), "solved": len(found),
+                                                "pruned": len(configs) - len(found)})

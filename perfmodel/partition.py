@@ -306,7 +306,17 @@ def _resolve(n_in: int, n_out: int, k, s, p, kind: str):
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _windows(layer: Layer, axis: int, n_in: int, n_out: int):
+    """:func:`_windows_uncached`, cached (they do not depend on the segment counts) and
+    read-only."""
+    start, end = _windows_uncached(layer, axis, n_in, n_out)
+    start.setflags(write=False)
+    end.setflags(write=False)
+    return start, end
+
+
+def _windows_uncached(layer: Layer, axis: int, n_in: int, n_out: int):
     """Clipped input windows ``[start, end)`` of every output index along ``axis``.
 
     Arrays of shape (n_out, f): output y of a conv with a fused f-wide pooling
@@ -358,13 +368,36 @@ def _windowed(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> n
     (c_in, h_in, w_in), (c_out, h_out, w_out) = prev.out_shape, layer.out_shape
     rows = _windows(layer, 0, h_in, h_out)
     cols = _windows(layer, 1, w_in, w_out)
-    in_b, out_b = stripe_bounds(h_in, p_prev), stripe_bounds(h_out, p)
-    whole = stripe_bounds(w_out, 1)
+    in_b, out_b = _stripes(h_in, p_prev), _stripes(h_out, p)
+    whole = _stripes(w_out, 1)
     if errors:
-        n_cols = _hit_counts(*cols, whole, stripe_bounds(w_in, 1))[0, 0]
+        n_cols = _column_hits(layer, w_in, w_out)
         return _hit_counts(*rows, out_b, in_b) * c_out * n_cols
-    n_cols = _read_counts(*cols, whole, stripe_bounds(w_in, 1), w_in)[0, 0]
+    n_cols = _column_reads(layer, w_in, w_out)
     return _read_counts(*rows, out_b, in_b, h_in) * c_in * n_cols
+
+
+@functools.lru_cache(maxsize=65536)
+def _stripes(n: int, parts: int) -> np.ndarray:
+    """:func:`stripe_bounds` without the argument checks, cached and read-only."""
+    edges = np.arange(parts + 1, dtype=np.int64) * n // parts
+    out = np.stack([edges[:-1], edges[1:]], axis=1)
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _column_hits(layer: Layer, w_in: int, w_out: int) -> int:
+    """Input columns some output column's window meets (one stripe of all columns)."""
+    return int(_hit_counts(*_windows(layer, 1, w_in, w_out), _stripes(w_out, 1),
+                           _stripes(w_in, 1))[0, 0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _column_reads(layer: Layer, w_in: int, w_out: int) -> int:
+    """Distinct input columns the windows of all output columns read."""
+    return int(_read_counts(*_windows(layer, 1, w_in, w_out), _stripes(w_out, 1),
+                            _stripes(w_in, 1), w_in)[0, 0])
 
 
 # ------------------------------------------------------------------ one-to-one
@@ -404,7 +437,7 @@ def _one_to_one(prev: Layer, layer: Layer, p_prev: int, p: int, dense) -> np.nda
 
 # ------------------------------------------------------------------ matrices
 def _dense(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
-    src, dst = segment_sizes(prev, p_prev), segment_sizes(layer, p)
+    src, dst = _sizes(prev, p_prev), _sizes(layer, p)
     if errors:
         return (src[:, None] > 0) * dst[None, :]
     return src[:, None] * (dst[None, :] > 0)
@@ -428,6 +461,29 @@ def _matrix_uncached(prev: Layer, layer: Layer, p_prev: int, p: int, errors: boo
             and _spatial(in_shape) and tuple(prev.out_shape) == in_shape):
         return _windowed(prev, layer, p_prev, p, errors)
     return dense()
+
+
+@functools.lru_cache(maxsize=4096)
+def _dense_pair(prev: Layer, layer: Layer) -> bool:
+    """True when :func:`_matrix` of (prev, layer) is :func:`_dense` for every segment count.
+
+    The same branch test as :func:`_matrix_uncached`, without building a matrix
+    (the optimizer prices dense pairs in closed form).  ``one-to-one`` kinds,
+    which fall back to dense only for some shapes, answer False (conservative).
+    """
+    in_shape = _chain(prev, layer)
+    if layer.kind in ONE_TO_ONE_KINDS:
+        return False
+    return not (layer.kind in WINDOWED_KINDS and _spatial(layer.out_shape)
+                and _spatial(in_shape) and tuple(prev.out_shape) == in_shape)
+
+
+@functools.lru_cache(maxsize=65536)
+def _sizes(layer: Layer, parts: int) -> np.ndarray:
+    """:func:`segment_sizes` without the argument checks, cached and read-only."""
+    out = _split(layer.neurons, _units(layer), parts)
+    out.setflags(write=False)
+    return out
 
 
 def activation_matrix(prev: Layer, layer: Layer, p_prev: int, p: int) -> np.ndarray:

@@ -134,3 +134,139 @@ def test_useful_triples_fit_c1():
     for machines in range(1, 12):
         for n_ps, n_mr, n_wr in dp.useful_triples(machines):
             assert n_ps + n_mr * n_wr <= machines and (n_mr == 1 or n_ps >= 1)
+
+
+# ---------------------------------------------------------------- speed-ups stay exact
+def _reference_items(pricer, l, prev, cur):
+    """The plain pricing of a transition: map_layer, then the model's own traffic."""
+    from optimizer.matching import map_layer
+    from perfmodel import layerwise as lw
+
+    before = dp.canonical_plan(*prev)
+    after = map_layer(pricer.dnn.layers[l - 1], pricer.dnn.layers[l], before, cur[0], cur[1], 1,
+                      dp._used_workers(prev, cur))
+    plan = pricer._plan_with(**{str(l - 1): before, str(l): after})
+    a, _ = lw._segment_traffic(pricer.dnn, l, plan)
+    _, e = lw._segment_traffic(pricer.dnn, l - 1, plan)
+    return float(a.max()), float(e.max()), after.workers
+
+
+@settings(max_examples=60, deadline=None)
+@given(dnn=chains(), cluster=clusters(), n_workers=st.integers(1, 9))
+def test_pricing_equals_map_layer(dnn, cluster, n_workers):
+    """Closed form, greedy look-ahead and matching give map_layer's items (and mapping)."""
+    assume(len(dnn.layers) >= 2)
+    pricer = dp.Pricer(LayerWise(working_set="layer"), dnn, cluster)
+    pairs, _ = dp._state_space(Config(n_workers=n_workers, n_replicas=1, n_ps=1), cluster, None)
+    for l in range(1, len(dnn.layers)):
+        a, e = pricer.item_matrix(l, pairs, pairs)       # vectorized path (closed form in bulk)
+        a_lb, e_lb = pricer.item_bounds(l, pairs, pairs)  # rule 4's bounds hold
+        assert (a_lb <= a).all() and (e_lb <= e).all()
+        for i, prev in enumerate(map(tuple, pairs)):
+            for j, cur in enumerate(map(tuple, pairs)):
+                ra, re_, workers = _reference_items(pricer, l, prev, cur)
+                assert (a[i, j], e[i, j]) == (ra, re_)
+                assert pricer.items(l, prev, cur) == (ra, re_)
+                assert tuple(pricer.mapping(l, prev, cur).tolist()) == workers
+    assert sum(pricer.stats.values()) > 0
+
+
+def test_greedy_is_the_lexicographic_matching():
+    """_greedy answers exactly when an assignment reaches the column maxima, and then with
+    match_segments' own mapping."""
+    import itertools
+
+    from optimizer.matching import match_segments
+
+    rng = np.random.default_rng(4)
+    answered = 0
+    for _ in range(1500):
+        n_w = int(rng.integers(1, 7))
+        n_s = int(rng.integers(1, n_w + 1))
+        aff = rng.integers(0, 3, size=(n_w, n_s)) * (rng.random((n_w, n_s)) < 0.6)
+        aff[:, rng.random(n_s) < 0.2] = 0
+        got = dp._greedy(aff)
+        if got is None:
+            best = max(sum(aff[p[j], j] for j in range(n_s))
+                       for p in itertools.permutations(range(n_w), n_s))
+            assert best < aff.max(axis=0).sum()
+        else:
+            answered += 1
+            assert np.array_equal(got, match_segments(aff))
+    assert answered > 500
+
+
+def test_compute_table_equals_layer_costs():
+    for name in ("adam-imagenet22k", "adam-mnist", "alexnet"):
+        for cache_model in ("blend", "step"):
+            pricer = dp.Pricer(LayerWise(working_set="layer", cache_model=cache_model),
+                               zoo.load(name), zoo.cluster("yan2015"))
+            for l in range(len(pricer.dnn.layers)):
+                table = pricer.compute_table(l, 40)
+                assert np.array_equal(table[1:], [pricer.compute(l, p) for p in range(1, 41)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(dnn=chains(), cluster=clusters(), model=models,
+       triple=st.sampled_from([(0, 1, 3), (1, 1, 4), (2, 2, 3), (3, 1, 5), (1, 2, 4)]))
+def test_bounds_keep_the_optimum(dnn, cluster, model, triple):
+    """Rule 3: with a bound >= the optimum the program is unchanged, below it it says None;
+    rule 2: the triple bound is below the optimum."""
+    n_ps, n_mr, n_wr = triple
+    config = Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=1000)
+    pricer = dp.Pricer(model, dnn, cluster.replace(machines=12))
+    full = dp.solve(pricer, config)
+    assert dp.triple_bounds(pricer, [config])[0] <= full.epoch_time * (1 + 1e-12)
+    same = dp.solve(pricer, config, bound=full.epoch_time)
+    assert same.epoch_time == pytest.approx(full.epoch_time, rel=1e-12)
+    assert dp.solve(pricer, config, bound=full.epoch_time * (1 - 1e-6)) is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(dnn=chains(), cluster=clusters(), model=models, machines=st.integers(2, 7),
+       top=st.integers(1, 4))
+def test_pruned_ranking_equals_full_ranking(dnn, cluster, model, machines, top):
+    """Rules 2-3 keep the whole top-k: same configurations, same order, same times."""
+    pricer = dp.Pricer(model, dnn, cluster)
+    full = []
+    for index, (n_ps, n_mr, n_wr) in enumerate(dp.useful_triples(machines)):
+        config = Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=1000)
+        full.append((dp.solve(pricer, config).epoch_time, config.machines, index, config))
+    full.sort(key=lambda item: item[:3])
+    got = dp.optimize(model, dnn, cluster.replace(machines=machines), epoch_samples=1000, top=top)
+    assert [c.config for c in got.ranked] == [item[3] for item in full[:top]]
+    assert [c.score for c in got.ranked] == pytest.approx([item[0] for item in full[:top]],
+                                                          rel=1e-12)
+
+
+def test_imagenet22k_pruned_ranking_equals_full_ranking():
+    model, dnn = LayerWise(working_set="layer"), zoo.load("adam-imagenet22k")
+    cluster = zoo.cluster("yan2015")
+    pricer = dp.Pricer(model, dnn, cluster)
+    full = []
+    for index, (n_ps, n_mr, n_wr) in enumerate(dp.useful_triples(20)):
+        config = Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=15_000_000)
+        full.append((dp.solve(pricer, config).epoch_time, config.machines, index, config))
+    full.sort(key=lambda item: item[:3])
+    got = dp.optimize(model, dnn, cluster, epoch_samples=15_000_000, top=5)
+    assert [c.config for c in got.ranked] == [item[3] for item in full[:5]]
+    assert [c.score for c in got.ranked] == pytest.approx([item[0] for item in full[:5]], rel=1e-12)
+    assert got.meta["pruned"] > 0 and got.meta["solved"] + got.meta["pruned"] == len(full)
+    assert got.meta["triples"] == len(full)
+
+
+def test_pricing_on_imagenet22k_layers():
+    """The fast pricing and its bounds on seed 004's real layers (conv halos, fused pooling,
+    conv -> fc, fc -> softmax), with layer replicas, against map_layer."""
+    pricer = dp.Pricer(LayerWise(working_set="layer"), zoo.load("adam-imagenet22k"),
+                       zoo.cluster("yan2015"))
+    pairs, _ = dp._state_space(Config(n_workers=12, n_replicas=1, n_ps=1), pricer.cluster, None)
+    rng = np.random.default_rng(0)
+    for l in range(1, len(pricer.dnn.layers)):
+        a, e = pricer.item_matrix(l, pairs, pairs)
+        a_lb, e_lb = pricer.item_bounds(l, pairs, pairs)
+        assert (a_lb <= a).all() and (e_lb <= e).all()
+        for i, j in rng.integers(0, len(pairs), size=(25, 2)):
+            ra, re_, workers = _reference_items(pricer, l, tuple(pairs[i]), tuple(pairs[j]))
+            assert (a[i, j], e[i, j]) == (ra, re_)
+            assert tuple(pricer.mapping(l, tuple(pairs[i]), tuple(pairs[j])).tolist()) == workers
