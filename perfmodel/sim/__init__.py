@@ -19,7 +19,9 @@ Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2 and 3.2 (Algorithm 1); seed 000
 (``000_cda5e38913b29ee8.txt``) Sec. 3 and 5 (Algorithm 3.1).
 """
 
-from . import tensorflow
+from . import tensorflow, torch_profile
+from .chrome_import import DTYPE_BYTES, load_torch_profiler
+from .torch_profile import TorchProfile, profile_layers, profile_module
 from .engine import (AUTO_JITTER, AUTO_NUMBA_SIZE, ENGINES, MODES, SERVER_SHARINGS, SHARINGS,
                      SimResult, numba_available, simulate)
 from .export import chrome_trace
@@ -30,6 +32,8 @@ from .trace import (COMMUNICATION, COMPUTATION, RESOURCES, Op, Step, Trace, from
                     from_pipedream)
 
 __all__ = [
+    "torch_profile", "DTYPE_BYTES", "load_torch_profiler", "TorchProfile", "profile_layers",
+    "profile_module",
     # traces
     "RESOURCES", "COMMUNICATION", "COMPUTATION", "Op", "Step", "Trace", "from_layers",
     "from_pipedream",
