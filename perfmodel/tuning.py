@@ -69,7 +69,7 @@ all held-out errors.  Ties (equal objective) go to the first grid point in
 
 References
 ----------
-Seed 003 (``../shared/seeds/003_466ded720105ddf3.txt``), Sec. 4.2.1 (choice of
+Seed 003 (``003_466ded720105ddf3.txt``), Sec. 4.2.1 (choice of
 rho_T from {0.1, ..., 1.0} on 1-7 workers), eq. 5 (the hybrid threshold),
 eq. 9 and our ``sharing_weight`` generalization of its average.  Issue 5 item 7.
 """

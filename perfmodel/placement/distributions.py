@@ -41,6 +41,8 @@ Sec. 5.1 (Figs. 6-7, heavy tails), Sec. 5.3 (Figs. 9-10, normal with
 
 from __future__ import annotations
 
+import abc
+
 import math
 from dataclasses import dataclass, field
 
@@ -53,16 +55,16 @@ __all__ = ["Distribution", "Constant", "Normal", "LogNormal", "Pareto", "Empiric
            "as_distribution", "from_string", "heavy_tailed_worker", "heavy_tailed_server"]
 
 
-class Distribution:
+class Distribution(abc.ABC):
     """Base class: a non-negative random duration (s).
 
     Subclasses provide ``sample(rng, size)`` and the attributes or properties
     ``mean`` and ``std`` (s).
     """
 
-    def sample(self, rng: np.random.Generator, size) -> np.ndarray:  # pragma: no cover
+    @abc.abstractmethod
+    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
         """``size`` independent draws (s) using ``rng``."""
-        raise NotImplementedError
 
     def scaled(self, mean_factor: float = 1.0, std_factor: float = 1.0) -> "Normal":
         """The normal distribution of seed 002 Sec. 5.3: ``N(mean_factor mu0, std_factor sigma0)``.
