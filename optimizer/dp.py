@@ -71,6 +71,14 @@ the same for every N_wr >= max(P' R', P R) and every triple):
    order), without the assignment solver.  Else ``match_segments`` itself.
 3. The items follow from the mapping as in
    :func:`perfmodel.layerwise._segment_traffic` (``_items_of``).
+4. A transition with empty segments (P' or P above the rows of its layer)
+   whose compressed problem is tie-free takes that problem's items, with no
+   matching at all (see "Empty segments" below).
+
+Items are kept in numpy tables per (l, R', R) (exact items of transitions
+without empty segments, ranges of compressed problems, exact items of the
+others), so a layer's transitions are gathered by fancy indexing and only
+the missing ones are priced.
 
 Compute per (l, P) does not depend on R or on the triple
 (:meth:`Pricer.compute_table`, vectorized over all P with the arithmetic of
@@ -88,11 +96,14 @@ slack of 1e-9 so that rounding can never drop a tie):
    computed for all P <= N_wr // R through a prefix minimum over P).
    Triples are solved in increasing order of this bound; the incumbent is
    the top-th smallest of the known upper bounds (the value of a plan of a
-   triple: first a quick program over a few partition counts
+   triple: first a quick program over a few (P, R) per layer
    (``_quick_value``) for the ``top`` most promising triples, then the exact
    values).  Once a triple's bound exceeds the incumbent, it and every later
    one have optimum > the top-th best and cannot enter the ranking (ties
-   included), so the search stops.
+   included), so the search stops.  A triple that passes is first run with
+   every transition at rule 4's lower bounds on its items (nothing matched):
+   that value is a lower bound too, and above the incumbent it rules the
+   triple out.
 3. States (:func:`solve` with ``bound``): any plan through state s of layer
    l costs at least (cost of the best path into layer l-1's states, or the
    sum of the node minima before l) + node_l(s) + the sum of the node minima
@@ -113,14 +124,38 @@ slack of 1e-9 so that rounding can never drop a tie):
    is left unpriced (+inf).  The optimal path's transitions are all priced
    whenever the optimum is <= the bound (its own cost bounds them), so rule 3's
    argument carries over.
+5. Lazy transitions (:func:`solve`): a transition with empty segments whose
+   compressed problem is not tie-free (next section) first costs the lower
+   end of its range; when the program's best path uses such a transition,
+   it is priced exactly and the program runs again.  The final best path is
+   priced exactly throughout and no other path, priced at or below its true
+   cost, is cheaper, so it is optimal.
+6. One replica without servers (:func:`optimize`): the triples (0, 1, N_wr)
+   have no weight reads and the same node and transition costs for every
+   N_wr (items do not depend on idle workers), on state spaces that grow
+   with N_wr, so their optimum does not increase with N_wr.  Once (0, 1, w)
+   is ruled out by the bound, every (0, 1, w') with w' < w is too; and once
+   (0, 1, w) is solved, every (0, 1, w') with w >= w' >= the most workers its
+   optimal plan uses has the same optimum (that plan is in its space, and
+   nothing in its space beats it).  Triples with equal bounds are solved
+   largest N_wr first so that this settles the smaller ones.
 
-Not pruned: states with more partitions than a layer has rows (or neurons).
-Their extra segments are empty and the layer's own costs equal those of
-P = rows, but the empty segments take workers in the lexicographic
-tie-break, which can move the mapping of the non-empty ones among equally
-good assignments and change the slowest segment's traffic; no argument
-shows such a state is never better, so they are priced like any other.
-They dominate the work for large N (see ``tests/benchmarks/bench_optimizer.py``).
+Empty segments.  A layer cut into more stripes than it has rows (or
+neurons) has single-row stripes and empty ones.  Its own costs are those of
+P = rows, and in a transition the non-empty segments form the same core
+problem as with P' = min(P', rows'), P = min(P, rows): the affinity matrix
+gains zero rows and columns only.  Every optimal assignment of the
+expanded problem has the items of some optimal assignment of the
+compressed one (its positive pairs form a maximum core matching; placing
+the other segments anywhere adds no saving, since a free row and a free
+column with positive affinity would improve that matching).  So when all
+optimal assignments of the compressed problem give the same items
+(:func:`_item_range` finds the assignments' edges from the duals and the
+strongly connected components of the tight graph, brackets each segment's
+saving, and checks the brackets of max A and max E close), every expanded
+transition has those items, whatever the lexicographic tie-break does with
+the empty segments; otherwise the range still bounds them (rule 5).  States
+with empty segments are therefore kept, and priced mostly for free.
 
 References
 ----------
@@ -179,7 +214,8 @@ class Pricer:
     cluster: Cluster
     _compute: dict = field(default_factory=dict)
     _items: dict = field(default_factory=dict)
-    stats: dict = field(default_factory=lambda: {"closed_form": 0, "greedy": 0, "matched": 0})
+    stats: dict = field(default_factory=lambda: {"closed_form": 0, "compressed": 0, "greedy": 0,
+                                                 "matched": 0})
 
     def __post_init__(self):
         check_chain(self.dnn)
@@ -189,6 +225,11 @@ class Pricer:
         self._tables: dict = {}
         self._workers: dict = {}
         self._lower: dict = {}
+        self._ranges: dict = {}
+        self._item_tables: dict = {}
+        self._sorted: dict = {}
+        self._stats_of: dict = {}
+        self._units = [_part._units(layer) for layer in self.dnn.layers]
         self._dense = [False] + [_part._dense_pair(self.dnn.layers[l - 1], self.dnn.layers[l])
                                  for l in range(1, len(self.dnn.layers))]
 
@@ -279,36 +320,109 @@ class Pricer:
         """
         key = (l, tuple(map(int, prev)), tuple(map(int, cur)))
         if key not in self._items:
-            self._items[key] = self._price(l, *key[1], *key[2])
+            got = self._items[key] = self._price(l, *key[1], *key[2])
+            (p1, r1), (p, r) = key[1], key[2]
+            if p1 > self._units[l - 1] or p > self._units[l]:
+                self._table(l, r1, r, p1 + 1, p + 1, "expanded", 2)[:, p1, p] = got
         return self._items[key]
 
-    def item_matrix(self, l: int, prev_pairs: np.ndarray, cur_pairs: np.ndarray, mask=None):
+    def item_matrix(self, l: int, prev_pairs: np.ndarray, cur_pairs: np.ndarray, mask=None,
+                    lazy: bool = False):
         """(A, E), each (len(prev_pairs), len(cur_pairs)): :meth:`items` of every transition
-        (of those where ``mask`` is True; +inf elsewhere)."""
+        (of those where ``mask`` is True; +inf elsewhere).  With ``lazy``, a transition with
+        empty segments whose items are not known yet gets the lower end of their range
+        (:meth:`lazy` tells which; rule 5).
+
+        Vectorized over tables per (l, R', R): the items of transitions without empty
+        segments, the ranges of their compressed problems, and the items of transitions
+        with empty segments priced one by one; only what is missing is priced.
+        """
         n_i, n_j = len(prev_pairs), len(cur_pairs)
+        need_all = np.ones((n_i, n_j), dtype=bool) if mask is None else mask
+        u1, u = self._units[l - 1], self._units[l]
+        r1s, rs = np.unique(prev_pairs[:, 1]), np.unique(cur_pairs[:, 1])
+        if len(r1s) == 1 and len(rs) == 1:  # one block: no scatter
+            return self._block_items(l, int(r1s[0]), int(rs[0]), prev_pairs[:, 0],
+                                     cur_pairs[:, 0], need_all, lazy, u1, u)
         a = np.full((n_i, n_j), np.inf)
         e = np.full((n_i, n_j), np.inf)
-        todo = np.ones((n_i, n_j), dtype=bool) if mask is None else mask.copy()
-        if self._dense[l] and todo.any():  # dense consumer, no layer replicas: closed form
-            ii = np.flatnonzero(prev_pairs[:, 1] == 1)
-            jj = np.flatnonzero(cur_pairs[:, 1] == 1)
-            if ii.size and jj.size:
-                ca, ce = self._dense_items(l, prev_pairs[ii, 0], cur_pairs[jj, 0])
-                a[np.ix_(ii, jj)] = ca
-                e[np.ix_(ii, jj)] = ce
-                todo[np.ix_(ii, jj)] = False
-                self.stats["closed_form"] += ca.size
-                if mask is not None:
-                    a[~mask], e[~mask] = np.inf, np.inf
-        cache, price = self._items, self._price
-        for i, j in zip(*np.nonzero(todo)):
-            key = (l, (int(prev_pairs[i, 0]), int(prev_pairs[i, 1])),
-                   (int(cur_pairs[j, 0]), int(cur_pairs[j, 1])))
-            got = cache.get(key)
-            if got is None:
-                got = cache[key] = price(l, *key[1], *key[2])
-            a[i, j], e[i, j] = got
+        for r1 in r1s:
+            ii = np.flatnonzero(prev_pairs[:, 1] == r1)
+            for r in rs:
+                jj = np.flatnonzero(cur_pairs[:, 1] == r)
+                need = need_all[np.ix_(ii, jj)]
+                if not need.any():
+                    continue
+                got_a, got_e = self._block_items(l, int(r1), int(r), prev_pairs[ii, 0],
+                                                 cur_pairs[jj, 0], need, lazy, u1, u)
+                a[np.ix_(ii, jj)] = got_a
+                e[np.ix_(ii, jj)] = got_e
         return a, e
+
+    def _table(self, l: int, r1: int, r: int, rows: int, cols: int, kind: str, depth: int):
+        """A NaN-initialized table (depth, >= rows, >= cols) per (kind, l, R', R), grown on
+        demand."""
+        key = (kind, l, r1, r)
+        tab = self._item_tables.get(key)
+        if tab is None or tab.shape[1] < rows or tab.shape[2] < cols:
+            shape = (depth, max(rows, 0 if tab is None else tab.shape[1]),
+                     max(cols, 0 if tab is None else tab.shape[2]))
+            grown = np.full(shape, np.nan)
+            if tab is not None:
+                grown[:, :tab.shape[1], :tab.shape[2]] = tab
+            tab = self._item_tables[key] = grown
+        return tab
+
+    def _block_items(self, l, r1, r, p1, p, need, lazy, u1, u):
+        """Items of transitions (P'_i, r1) -> (P_j, r) where ``need``; +inf elsewhere."""
+        if self._dense[l] and r1 == r == 1:  # closed form, any P', P (cached)
+            tab = self._table(l, 1, 1, int(p1.max()) + 1, int(p.max()) + 1, "dense", 2)
+            up1, up = np.unique(p1), np.unique(p)
+            if np.isnan(tab[0][np.ix_(up1, up)]).any():
+                tab[:, up1[:, None], up[None, :]] = self._dense_items(l, up1, up)
+            self.stats["closed_form"] += int(need.sum())
+            vals = tab[:, p1[:, None], p[None, :]]
+            return np.where(need, vals[0], np.inf), np.where(need, vals[1], np.inf)
+        # every transition through its compressed problem (P' <= rows', P <= rows): a grid
+        c1, c = np.minimum(p1, u1), np.minimum(p, u)
+        g1, i1 = np.unique(c1, return_inverse=True)
+        g, j = np.unique(c, return_inverse=True)
+        exp1, exp = p1 > u1, p > u
+        expanded = exp1[:, None] | exp[None, :]
+        core_cells = _reduce_any(_reduce_any(need & ~expanded, i1, len(g1)).T, j, len(g)).T
+        spread_cells = _reduce_any(_reduce_any(need & expanded, i1, len(g1)).T, j, len(g)).T
+        grid = np.full((2, len(g1), len(g)), np.inf)
+        if core_cells.any():  # exact items of the compressed problems themselves
+            tab = self._table(l, r1, r, int(g1.max()) + 1, int(g.max()) + 1, "items", 2)
+            for x, y in np.argwhere(core_cells & np.isnan(tab[0][np.ix_(g1, g)])):
+                tab[:, g1[x], g[y]] = self.items(l, (int(g1[x]), r1), (int(g[y]), r))
+            grid = np.where(core_cells, tab[:, g1[:, None], g[None, :]], grid)
+        core = need & ~expanded
+        out_a = np.where(core, grid[0][i1[:, None], j[None, :]], np.inf)
+        out_e = np.where(core, grid[1][i1[:, None], j[None, :]], np.inf)
+        if spread_cells.any():  # empty segments: the range of the compressed problem
+            rng = self._table(l, r1, r, int(g1.max()) + 1, int(g.max()) + 1, "ranges", 4)
+            for x, y in np.argwhere(spread_cells & np.isnan(rng[0][np.ix_(g1, g)])):
+                got = self._range(l, int(g1[x]) + int(g1[x] == u1), r1,
+                                  int(g[y]) + int(g[y] == u), r)
+                rng[:, g1[x], g[y]] = (0.0, 0.0, np.inf, np.inf) if got is None else got
+            span = rng[:, g1[:, None], g[None, :]]
+            closed = (span[0] == span[2]) & (span[1] == span[3])
+            self.stats["compressed"] += int((spread_cells & closed).sum())
+            spread = need & expanded
+            out_a = np.where(spread, span[0][i1[:, None], j[None, :]], out_a)
+            out_e = np.where(spread, span[1][i1[:, None], j[None, :]], out_e)
+            open_ = spread & ~closed[i1[:, None], j[None, :]]
+            if open_.any():  # lower ends (rule 5), unless priced one by one already
+                ex = self._table(l, r1, r, int(p1.max()) + 1, int(p.max()) + 1, "expanded", 2)
+                if not lazy:
+                    for x, y in np.argwhere(open_ & np.isnan(ex[0][p1[:, None], p[None, :]])):
+                        ex[:, p1[x], p[y]] = self.items(l, (int(p1[x]), r1), (int(p[y]), r))
+                known = ex[:, p1[:, None], p[None, :]]
+                use = open_ & ~np.isnan(known[0])
+                out_a = np.where(use, known[0], out_a)
+                out_e = np.where(use, known[1], out_e)
+        return out_a, out_e
 
     def item_bounds(self, l: int, prev_pairs: np.ndarray, cur_pairs: np.ndarray):
         """Lower bounds on :meth:`items` of every transition, without matching (rule 4).
@@ -333,6 +447,9 @@ class Pricer:
             more_i = n_i[:, None] > n_j[None, :]
             return (np.where(single & more_j, s_tot, bp_a),
                     np.where(single & more_i, t_tot, bp_e))
+        # empty segments change none of these bounds: price them on the compressed counts
+        p1 = np.minimum(p1, self._units[l - 1])
+        p = np.minimum(p, self._units[l])
         size = int(max(p1.max(), p.max())) + 1
         tab = self._lower.get(l)
         if tab is None or tab.shape[1] < size:
@@ -340,18 +457,27 @@ class Pricer:
             if tab is not None:
                 grown[:, :tab.shape[1], :tab.shape[2]] = tab
             tab = self._lower[l] = grown
-        u1, u = np.unique(p1), np.unique(p)
+        u1, i1 = np.unique(p1, return_inverse=True)
+        u, j = np.unique(p, return_inverse=True)
         for x, y in np.argwhere(np.isnan(tab[0][np.ix_(u1, u)])):
             tab[:, u1[x], u[y]] = self._bounds(l, int(u1[x]), int(u[y]))
-        vals = tab[:, p1[:, None], p[None, :]]
-        return (np.where(single, np.maximum(vals[0], vals[2]), vals[0]),
-                np.where(single, np.maximum(vals[1], vals[3]), vals[1]))
+        grid = tab[:, u1[:, None], u[None, :]]               # on the compressed counts
+        both = np.stack([np.maximum(grid[0], grid[2]), np.maximum(grid[1], grid[3])])
+        if single.all():
+            return both[0][i1[:, None], j[None, :]], both[1][i1[:, None], j[None, :]]
+        return (np.where(single, both[0][i1[:, None], j[None, :]], grid[0][i1[:, None], j[None, :]]),
+                np.where(single, both[1][i1[:, None], j[None, :]], grid[1][i1[:, None], j[None, :]]))
 
     def _size_stats(self, l: int, parts: np.ndarray):
         """(largest segment, non-empty segments) of layer ``l`` cut in each of ``parts``."""
-        sizes = [_part._sizes(self.dnn.layers[l], int(c)) for c in parts]
-        return (np.array([float(s.max()) for s in sizes]),
-                np.array([np.count_nonzero(s) for s in sizes]))
+        out = np.empty((2, len(parts)))
+        for k, c in enumerate(parts):
+            got = self._stats_of.get((l, int(c)))
+            if got is None:
+                s = _part._sizes(self.dnn.layers[l], int(c))
+                got = self._stats_of[(l, int(c))] = (float(s.max()), np.count_nonzero(s))
+            out[:, k] = got
+        return out[0], out[1].astype(np.int64)
 
     def _bounds(self, l: int, p1: int, p: int) -> tuple:
         """(best-partner A, best-partner E, counting A, counting E) of (l, P', P)."""
@@ -367,6 +493,31 @@ class Pricer:
         cnt_a = float(np.sort(a_in[t])[n_j - n_i - 1]) if n_j > n_i else 0.0
         cnt_e = float(np.sort(e_in[s])[n_i - n_j - 1]) if n_i > n_j else 0.0
         return bp_a, bp_e, cnt_a, cnt_e
+
+    def _range(self, l: int, p1: int, r1: int, p: int, r: int):
+        """For a transition with empty segments (P' > rows of l-1 or P > rows of l), the
+        range of its items (:func:`_item_range` of the compressed problem, which brackets
+        the expanded one's: module docstring); None otherwise."""
+        u1, u = self._units[l - 1], self._units[l]
+        if p1 <= u1 and p <= u:
+            return None
+        key = (l, min(p1, u1), r1, min(p, u), r)
+        if key not in self._ranges:
+            c1, c = key[1], key[3]
+            prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
+            self._ranges[key] = _item_range(_part._matrix(prev_layer, layer, c1, c, False),
+                                            _part._matrix(prev_layer, layer, c1, c, True),
+                                            c1, r1, c, r)
+        return self._ranges[key]
+
+    def lazy(self, l: int, prev: tuple, cur: tuple) -> bool:
+        """True when :meth:`item_matrix` (``lazy=True``) gave this transition the lower end
+        of its range instead of its items (rule 5)."""
+        key = (l, tuple(map(int, prev)), tuple(map(int, cur)))
+        if key in self._items or (self._dense[l] and key[1][1] == key[2][1] == 1):
+            return False
+        got = self._range(l, *key[1], *key[2])
+        return got is not None and got[:2] != got[2:]
 
     # -- pricing one transition
     def _dense_items(self, l: int, prev_parts: np.ndarray, parts: np.ndarray):
@@ -387,17 +538,20 @@ class Pricer:
         s_total = float(sum(_part._sizes(prev_layer, 1)))
         t_total = float(sum(_part._sizes(layer, 1)))
 
-        def sorted_sizes(lay, counts):
+        def sorted_sizes(index, counts):
             out = np.zeros((len(counts), int(counts.max())))
             nonempty = np.empty(len(counts), dtype=np.int64)
             for k, c in enumerate(counts):
-                s = np.sort(_part._sizes(lay, int(c)))[::-1]
+                s = self._sorted.get((index, int(c)))
+                if s is None:
+                    s = self._sorted[(index, int(c))] = np.sort(
+                        _part._sizes(self.dnn.layers[index], int(c)))[::-1]
                 out[k, :c] = s
                 nonempty[k] = np.count_nonzero(s)
             return out, nonempty
 
-        s, n_i = sorted_sizes(prev_layer, prev_parts)
-        t, n_j = sorted_sizes(layer, parts)
+        s, n_i = sorted_sizes(l - 1, prev_parts)
+        t, n_j = sorted_sizes(l, parts)
         ni, nj = n_i[:, None], n_j[None, :]
         s_m = s[np.arange(len(prev_parts))[:, None], np.minimum(nj, ni) - 1]
         t_m = t[np.arange(len(parts))[None, :], np.minimum(nj, ni) - 1]
@@ -411,6 +565,10 @@ class Pricer:
             self.stats["closed_form"] += 1
             return float(a[0, 0]), float(e[0, 0])
         prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
+        got = self._range(l, p1, r1, p, r)
+        if got is not None and got[:2] == got[2:]:  # empty segments, tie-free compressed problem
+            self.stats["compressed"] += 1
+            return got[:2]
         act = _part._matrix(prev_layer, layer, p1, p, False)
         err = _part._matrix(prev_layer, layer, p1, p, True)
         aff = _affinity(act, err, p1, r1, p, r)
@@ -437,6 +595,18 @@ class Pricer:
         return self._workers[key]
 
 
+def _reduce_any(mask: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
+    """(n, cols): row g is the OR of the rows of ``mask`` whose group is g."""
+    out = np.zeros((n, mask.shape[1]), dtype=bool)
+    order = np.argsort(groups, kind="stable")
+    starts = np.searchsorted(groups[order], np.arange(n))
+    present = np.bincount(groups, minlength=n) > 0
+    if mask.shape[1] and present.any():
+        sums = np.add.reduceat(mask[order].astype(np.int32), starts[present], axis=0)
+        out[present] = sums > 0
+    return out
+
+
 def _affinity(act, err, p1: int, r1: int, p: int, r: int) -> np.ndarray:
     """:func:`optimizer.matching.layer_affinity` against a canonical layer l-1 (segment
     (p', r') on worker r' P' + p') on max(P' R', P R) workers."""
@@ -448,6 +618,10 @@ def _affinity(act, err, p1: int, r1: int, p: int, r: int) -> np.ndarray:
     cols = np.arange(r)[None, :]
     aff[:p1 * r1] = np.kron(blocks == cols % r1, act) + np.kron(cols == blocks % r, err)
     return aff
+
+
+#: Segments up to which :func:`_greedy` looks ahead by augmenting paths (speed only).
+_LOOKAHEAD = 48
 
 
 def _greedy(aff: np.ndarray):
@@ -463,14 +637,15 @@ def _greedy(aff: np.ndarray):
     can still be matched (an augmenting path, Berge).  This is the mapping
     :func:`optimizer.matching.match_segments` returns (its tie-break is the
     same lexicographic order over the same optimal set), found without the
-    assignment solver; tests compare the two.
+    assignment solver; tests compare the two.  Beyond ``_LOOKAHEAD`` segments
+    only the pass without look-ahead is tried (the solver is faster there).
     """
     n_w, n_s = aff.shape
     colmax = aff.max(axis=0)
     ismax = aff == colmax
     quick = _plain_greedy(ismax, colmax)
-    if quick is not None:
-        return quick
+    if quick is not None or n_s > _LOOKAHEAD:
+        return quick  # beyond _LOOKAHEAD segments the assignment solver is faster (None)
     allowed = [np.flatnonzero(ismax[:, j]) if colmax[j] > 0 else None for j in range(n_s)]
     row_of = np.full(n_s, -1, dtype=np.int64)     # current matching of positive columns
     col_at = np.full(n_w, -1, dtype=np.int64)
@@ -538,6 +713,80 @@ def _greedy(aff: np.ndarray):
         workers[j] = r
         fixed[r] = True
     return workers
+
+
+def _tie_free_items(act, err, p1: int, r1: int, p: int, r: int):
+    """The items every optimal assignment gives, or None if that is not shown
+    (:func:`_item_range` closed on both ends)."""
+    got = _item_range(act, err, p1, r1, p, r)
+    if got is not None and got[:2] == got[2:]:
+        return got[:2]
+    return None
+
+
+def _item_range(act, err, p1: int, r1: int, p: int, r: int):
+    """(low A, low E, high A, high E): the range of the items over all optimal assignments.
+
+    From one optimal assignment (scipy) and its optimal duals (a longest-path
+    pass, exact in int64), the edges some optimal assignment uses are the
+    tight edges on an alternating cycle (same strongly connected component,
+    Dulmage-Mendelsohn).  Each segment's saving (the activations, resp. error
+    terms, its partner spares it) then lies between its least and largest
+    saving over those edges (a dummy worker or column: 0), which brackets
+    max_p A and max_p E over all optimal assignments; with R' = R = 1 the
+    counting bound of :meth:`Pricer.item_bounds` raises the lower end.  When
+    both brackets close, the items are the same for every optimal
+    assignment, whatever its tie-break (module docstring, "Empty segments").
+    None if the duals do not settle (not expected: the assignment is optimal).
+    """
+    from scipy.optimize import linear_sum_assignment
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n_w, n_s = max(p1 * r1, p * r), p * r
+    blocks, cols = np.arange(r1)[:, None], np.arange(r)[None, :]
+    save_a = np.zeros((n_w, n_w), dtype=np.int64)
+    save_e = np.zeros((n_w, n_w), dtype=np.int64)
+    save_a[:p1 * r1, :n_s] = np.kron(blocks == cols % r1, act)
+    save_e[:p1 * r1, :n_s] = np.kron(cols == blocks % r, err)
+    sq = save_a + save_e
+    rows, order = linear_sum_assignment(sq.astype(float), maximize=True)
+    row_of = np.empty(n_w, dtype=np.int64)
+    row_of[order] = rows
+    matched = sq[row_of, np.arange(n_w)]
+    gain = sq - matched[None, :]
+    u = np.zeros(n_w, dtype=np.int64)
+    for _ in range(n_w + 2):
+        new = np.maximum(u, (u[row_of][None, :] + gain).max(axis=1))
+        if np.array_equal(new, u):
+            break
+        u = new
+    else:
+        return None
+    v = matched - u[row_of]
+    tight = (u[:, None] + v[None, :]) == sq
+    col_of = np.empty(n_w, dtype=np.int64)
+    col_of[row_of] = np.arange(n_w)
+    _, comp = connected_components(csr_matrix(tight[row_of]), directed=True, connection="strong")
+    usable = tight & (comp[col_of][:, None] == comp[None, :])
+    big = np.iinfo(np.int64).max
+    a_max = np.where(usable, save_a, -1).max(axis=0)[:n_s]       # per segment of layer l
+    a_min = np.where(usable, save_a, big).min(axis=0)[:n_s]
+    e_max = np.where(usable, save_e, -1).max(axis=1)[:p1 * r1]   # per segment of layer l-1
+    e_min = np.where(usable, save_e, big).min(axis=1)[:p1 * r1]
+    a_in, e_in = act.sum(axis=0), err.sum(axis=1)
+    a_lo = (a_in[None, :] - a_max.reshape(r, p)).sum(axis=0) / r
+    a_hi = (a_in[None, :] - a_min.reshape(r, p)).sum(axis=0) / r
+    e_lo = (e_in[None, :] - e_max.reshape(r1, p1)).sum(axis=0) / r1
+    e_hi = (e_in[None, :] - e_min.reshape(r1, p1)).sum(axis=0) / r1
+    low_a, low_e = float(a_lo.max()), float(e_lo.max())
+    if r1 == 1 and r == 1:  # at most `givers` segments are spared anything, the rest nothing
+        givers_a, givers_e = int((act.sum(axis=1) > 0).sum()), int((err.sum(axis=0) > 0).sum())
+        if p > givers_a:
+            low_a = max(low_a, float(np.sort(a_in)[p - givers_a - 1]))
+        if p1 > givers_e:
+            low_e = max(low_e, float(np.sort(e_in)[p1 - givers_e - 1]))
+    return low_a, low_e, float(a_hi.max()), float(e_hi.max())
 
 
 def _plain_greedy(ismax: np.ndarray, colmax: np.ndarray):
@@ -661,11 +910,24 @@ def compose_plan(dnn: DNN, states, n_workers: int, *, mapping=None) -> lw.Plan:
 
 
 def _state_space(config: Config, cluster: Cluster, max_threads: int | None):
-    choices = layer_choices(config.n_workers, cluster.cores, max_threads=max_threads)
-    pairs = np.unique(np.stack([choices.partitions, choices.replicas], axis=1), axis=0)
-    if config.n_ps == 0:  # without a server, replicated layers could not sync their copies
-        pairs = pairs[pairs[:, 1] == 1]
-    threads = np.unique(choices.threads)
+    """(P, R) pairs (P R <= N_wr, C3; R = 1 without a server) in lexicographic order, and
+    the thread counts (C2): the (P, R, H) of :func:`optimizer.space.layer_choices`."""
+    return _space(int(config.n_workers), config.n_ps == 0, cluster.cores, max_threads)
+
+
+@functools.lru_cache(maxsize=4096)
+def _space(n_workers: int, serverless: bool, cores, max_threads):
+    threads = np.unique(layer_choices(1, cores, max_threads=max_threads).threads)
+    if serverless:  # without a server, replicated layers could not sync their copies
+        p = np.arange(1, n_workers + 1, dtype=np.int64)
+        pairs = np.stack([p, np.ones_like(p)], axis=1)
+    else:
+        p = np.repeat(np.arange(1, n_workers + 1), n_workers // np.arange(1, n_workers + 1))
+        starts = np.concatenate([[0], np.cumsum(n_workers // np.arange(1, n_workers + 1))])
+        r = np.arange(len(p)) - np.repeat(starts[:-1], n_workers // np.arange(1, n_workers + 1)) + 1
+        pairs = np.stack([p, r], axis=1).astype(np.int64)
+    pairs.setflags(write=False)
+    threads.setflags(write=False)
     return pairs, threads
 
 
@@ -695,14 +957,14 @@ def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None,
     max_threads : int, optional
         Cap on H(l) below the cluster's cores (C2).
     bound : float, optional
-        Only plans with T_epoch <= ``bound`` are wanted: states whose lower
-        bound exceeds it are not priced (module docstring, rule 3).  The
-        answer is exact whenever the optimum is <= ``bound``; when it is
-        not, the result is some plan above ``bound`` or None.
+        Only plans with T_epoch <= ``bound`` are wanted: states and
+        transitions whose lower bound exceeds it are not priced (module
+        docstring, rules 3-4).  The answer is exact whenever the optimum is
+        <= ``bound`` (up to the 1e-9 slack); otherwise it is None.
 
     Returns
     -------
-    DPResult, or None when ``bound`` rules out every plan
+    DPResult, or None when the triple has no plan within ``bound``
     """
     dnn, cluster = pricer.dnn, pricer.cluster
     pairs, threads = _state_space(config, cluster, max_threads)
@@ -716,39 +978,67 @@ def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None,
     limit = np.inf if bound is None else bound / samples * (1 + _SLACK)
     after = np.concatenate([np.cumsum(layer_min[::-1])[::-1][1:], [0.0]])  # sum over k > l
     others = layer_min.sum() - layer_min
+    n_mr = config.n_replicas
+    if np.isfinite(limit):  # rule 2: the program with every transition at its lower bounds
+        got = _forward(pricer, pairs, threads, nodes, row_min, layer_min, others, after, limit,
+                       n_mr, relaxed=True)
+        if got is None or float(got[0].min()) > limit:
+            return None
+
+    while True:
+        got = _forward(pricer, pairs, threads, nodes, row_min, layer_min, others, after, limit,
+                       n_mr)
+        if got is None:
+            return None
+        best, back, alive, n_states = got
+        idx = int(best.argmin())
+        per_sample = float(best.flat[idx])
+        if per_sample > limit:  # also when some transitions are lower bounds: they only lower it
+            return None
+        states = _trace(idx, back, alive, pairs, threads)
+        # rule 5: transitions priced at a lower bound on the best path are priced exactly
+        # and the program is run again, until the best path is priced exactly throughout
+        lazy = [(l, states[l - 1][:2], states[l][:2]) for l in range(1, n_layers)
+                if pricer.lazy(l, states[l - 1][:2], states[l][:2])]
+        if not lazy:
+            break
+        for l, prev, cur in lazy:
+            pricer.items(l, prev, cur)
+    return DPResult(config, per_sample, per_sample * samples, tuple(states), n_states,
+                    pricer.exact, pricer)
+
+
+def _forward(pricer, pairs, threads, nodes, row_min, layer_min, others, after, limit, n_mr,
+             relaxed=False):
+    """The program's forward pass under rules 3-5: (last layer's table, back pointers, its
+    states, states priced), or None when no state survives the bound."""
+    cluster = pricer.cluster
     lag = _lag(cluster, threads)
     c_item = cluster.activation_bytes / cluster.effective_bandwidth
-    n_mr = config.n_replicas
-
     alive = np.flatnonzero(row_min[0] + others[0] <= limit)
     best = nodes[0][alive]
     back, n_states = [], len(alive) * len(threads)
-    for l in range(1, n_layers):
+    for l in range(1, len(nodes)):
         # rule 3: drop what cannot lead to a plan within the bound (cost-to-go >= node minima)
-        keep = best.min(axis=1) + layer_min[l] + after[l] <= limit
-        alive, best = alive[keep], best[keep]
+        kept = np.flatnonzero(best.min(axis=1) + layer_min[l] + after[l] <= limit)
+        alive, best = alive[kept], best[kept]
         cur = np.flatnonzero(row_min[l] + others[l] <= limit)
         if len(alive):
             cur = cur[best.min() + row_min[l][cur] + after[l] <= limit]
         if not len(alive) or not len(cur):
             return None
         step, best = _step(pricer, l, pairs, alive, cur, best, nodes[l][cur], lag, c_item, n_mr,
-                           limit - after[l])
-        back.append(step)
+                           limit - after[l], relaxed)
+        back.append((kept, step))
         alive = cur
         n_states += len(cur) * len(threads)
     if not len(alive):
         return None
-    idx = int(best.argmin())
-    per_sample = float(best.flat[idx])
-    if per_sample > limit:
-        return None
-    states = _trace(idx, back, alive, pairs, threads)
-    return DPResult(config, per_sample, per_sample * samples, tuple(states), n_states,
-                    pricer.exact, pricer)
+    return best, back, alive, n_states
 
 
-def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.inf):
+def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.inf,
+          relaxed=False):
     """One layer of the program over (P, R) pairs, threads folded in (module docstring).
 
     ``room``: the bound minus the node minima of the layers after l; a
@@ -777,7 +1067,10 @@ def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.in
                    + np.where(a_lb > 0, n1[None, sl] + a_lb * c_item / r_cur[None, sl],
                               n0[None, sl]))
             mask = low <= room
-        a, e = pricer.item_matrix(l, pairs[prev], pairs[cur[sl]], mask)
+        if relaxed:  # rule 2: every transition at its lower bounds, nothing priced
+            a, e = pricer.item_bounds(l, pairs[prev], pairs[cur[sl]])
+        else:
+            a, e = pricer.item_matrix(l, pairs[prev], pairs[cur[sl]], mask, lazy=True)
         e_pos[:, sl] = e > 0
         x = np.where(e > 0, b1[:, None] + e * c_item / r_prev[:, None], b0[:, None])
         y0 = np.where(a > 0, np.inf, x)
@@ -796,11 +1089,11 @@ def _trace(idx: int, back: list, last: np.ndarray, pairs: np.ndarray, threads: n
     n_h = len(threads)
     j, h = divmod(idx, n_h)
     states = [(int(pairs[last[j], 0]), int(pairs[last[j], 1]), int(threads[h]))]
-    for prev, i0, i1, use1, h0, h1, e_pos in reversed(back):
+    for kept, (prev, i0, i1, use1, h0, h1, e_pos) in reversed(back):
         i = int(i1[j] if use1[j, h] else i0[j])
         h = int(h1[i] if e_pos[i, j] else h0[i])
-        j = i
-        states.append((int(pairs[prev[j], 0]), int(pairs[prev[j], 1]), int(threads[h])))
+        states.append((int(pairs[prev[i], 0]), int(pairs[prev[i], 1]), int(threads[h])))
+        j = int(kept[i])  # the same state's row in the layer's table before rule 3 dropped some
     return states[::-1]
 
 
@@ -860,36 +1153,40 @@ def triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = None) ->
 
 
 def _quick_value(pricer: Pricer, config: Config, max_threads) -> float:
-    """T_epoch of a good plan found fast: the program over a few partition counts (R = 1:
-    N_wr, the largest power of two below it, and each layer's rows or neurons when fewer).
-    A plan's value, so an upper bound on the triple's optimum (rule 2's incumbent)."""
+    """T_epoch of a good plan found fast: the program over a few (P, R) per layer (R up to
+    4 when a server allows layer replicas; for each, P = N_wr // R, the largest power of
+    two below it, and each layer's rows or neurons when fewer).  A plan's value, so an
+    upper bound on the triple's optimum (rule 2's incumbent)."""
     n = config.n_workers
-    wanted = {n, 1 << (n.bit_length() - 1)}
-    wanted |= {_part._units(layer) for layer in pricer.dnn.layers if _part._units(layer) <= n}
-    wanted = np.array(sorted(wanted))
+    units = {_part._units(layer) for layer in pricer.dnn.layers}
+    wanted = set()
+    for r in range(1, (min(4, n) if config.n_ps else 1) + 1):
+        top = n // r
+        wanted |= {(p, r) for p in {top, 1 << (top.bit_length() - 1)} | units if p <= top}
 
     def only(pairs):
-        return (pairs[:, 1] == 1) & np.isin(pairs[:, 0], wanted)
+        return np.array([(int(p), int(r)) in wanted for p, r in pairs], dtype=bool)
 
     return solve(pricer, config, max_threads=max_threads, _only=only).epoch_time
 
 
 def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads, bound=None):
-    """(T_epoch used for ranking, evaluations, a zero-argument function giving the Estimate),
-    or None when ``bound`` rules the triple out."""
+    """(T_epoch used for ranking, evaluations, a zero-argument function giving the Estimate,
+    the DPResult or None), or None when ``bound`` rules the triple out."""
     model, dnn, cluster = pricer.model, pricer.dnn, pricer.cluster
     if exhaustive:
         from .exhaustive import best_plan
 
         t, plan, count = best_plan(model, dnn, cluster, config, max_threads=max_threads)
-        return t, count, lambda: model.evaluate(dnn, cluster, config, plan)
+        return t, count, lambda: model.evaluate(dnn, cluster, config, plan), None
     result = solve(pricer, config, max_threads=max_threads, bound=bound)
     if result is None:
         return None
     if pricer.exact:
-        return result.epoch_time, result.n_states, lambda: estimate_plan(pricer, result)
+        return (result.epoch_time, result.n_states,
+                functools.partial(estimate_plan, pricer, result), result)
     est = estimate_plan(pricer, result)  # re-price with the model's own cache model
-    return est.epoch_time, result.n_states, lambda: est
+    return est.epoch_time, result.n_states, lambda: est, result
 
 
 def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int | None = None,
@@ -929,10 +1226,13 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     prune = pricer.exact and not exhaustive
     if prune:
         bounds = triple_bounds(pricer, configs, max_threads=max_threads)
-        order = np.argsort(bounds, kind="stable")
+        # ties: more workers first, so that rule 6 settles the smaller ones at once
+        order = np.lexsort((-np.array([c.n_workers for c in configs]), bounds))
     else:
         bounds, order = np.zeros(len(configs)), np.arange(len(configs))
     found, evaluated = [], 0
+    serverless_out = 0  # (0, 1, N_wr) with N_wr <= this cannot enter the top (rule 6)
+    serverless_done = {}  # N_wr -> DPResult of (0, 1, N_wr), exact
     known = {}  # triple -> an upper bound on its optimum (a plan's value)
     if prune:
         for index in order[:top]:
@@ -943,12 +1243,25 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
         if limit is not None and bounds[index] > limit * (1 + _SLACK):
             break  # rule 2: this triple and every later one (larger bounds) cannot enter the top
         config = configs[index]
-        got = _solve_triple(pricer, config, exhaustive, max_threads, bound=limit)
+        serverless = prune and config.n_ps == 0 and config.n_replicas == 1
+        if serverless and config.n_workers <= serverless_out:
+            continue  # rule 6
+        same = [r for w, r in serverless_done.items() if w >= config.n_workers
+                and max(p * rr for p, rr, _ in r.states) <= config.n_workers] if serverless else []
+        if same:  # rule 6: a sub-space holding the optimum of a larger one has that optimum
+            result = dataclasses.replace(same[0], config=config, n_states=0)
+            got = (result.epoch_time, 0, functools.partial(estimate_plan, pricer, result), result)
+        else:
+            got = _solve_triple(pricer, config, exhaustive, max_threads, bound=limit)
         if progress is not None:
             progress(done + 1)
         if got is None:
+            if serverless:  # rule 6: fewer workers, a sub-space of the same costs, no better
+                serverless_out = max(serverless_out, config.n_workers)
             continue
-        t, count, make = got
+        t, count, make, result = got
+        if serverless and not same:
+            serverless_done[config.n_workers] = result
         found.append((t, config.machines, int(index), config, make))
         known[int(index)] = min(t, known.get(int(index), np.inf))
         evaluated += count

@@ -219,6 +219,8 @@ def test_bounds_keep_the_optimum(dnn, cluster, model, triple):
     assert dp.triple_bounds(pricer, [config])[0] <= full.epoch_time * (1 + 1e-12)
     same = dp.solve(pricer, config, bound=full.epoch_time)
     assert same.epoch_time == pytest.approx(full.epoch_time, rel=1e-12)
+    assert model.evaluate(dnn, pricer.cluster, config, same.plan).epoch_time == \
+        pytest.approx(same.epoch_time, rel=1e-9)
     assert dp.solve(pricer, config, bound=full.epoch_time * (1 - 1e-6)) is None
 
 
@@ -237,6 +239,8 @@ def test_pruned_ranking_equals_full_ranking(dnn, cluster, model, machines, top):
     assert [c.config for c in got.ranked] == [item[3] for item in full[:top]]
     assert [c.score for c in got.ranked] == pytest.approx([item[0] for item in full[:top]],
                                                           rel=1e-12)
+    for c in got.ranked:  # each plan, priced by the model itself, is worth its score
+        assert c.estimate.epoch_time == pytest.approx(c.score, rel=1e-9)
 
 
 def test_imagenet22k_pruned_ranking_equals_full_ranking():
@@ -270,3 +274,66 @@ def test_pricing_on_imagenet22k_layers():
             ra, re_, workers = _reference_items(pricer, l, tuple(pairs[i]), tuple(pairs[j]))
             assert (a[i, j], e[i, j]) == (ra, re_)
             assert tuple(pricer.mapping(l, tuple(pairs[i]), tuple(pairs[j])).tolist()) == workers
+
+
+def test_empty_segments_priced_through_the_compressed_problem():
+    """More partitions than rows: when every optimal assignment of the compressed problem has
+    the same items, the pricer reuses them; they equal map_layer's on the expanded problem."""
+    pricer = dp.Pricer(LayerWise(working_set="layer"), zoo.load("adam-imagenet22k"),
+                       zoo.cluster("yan2015"))
+    reused = 0
+    for l in range(1, 5):
+        u1, u = pricer._units[l - 1], pricer._units[l]
+        for p1, p in [(u1, u + 1), (u1 + 3, u), (u1 + 1, u + 5), (2 * u1 + 1, 2 * u + 3),
+                      (u1 // 2, u + 2), (3, u + 7)]:
+            for r1, r in [(1, 1), (1, 2), (2, 1)]:
+                before = pricer.stats["compressed"]
+                got = pricer.items(l, (p1, r1), (p, r))
+                reused += pricer.stats["compressed"] - before
+                ra, re_, _ = _reference_items(pricer, l, (p1, r1), (p, r))
+                assert got == (ra, re_), (l, p1, r1, p, r)
+    assert reused > 10
+
+
+def test_tie_free_items_are_every_optimal_assignments():
+    """_tie_free_items answers only when all optimal assignments agree: check against every
+    optimal assignment by brute force on small random count matrices."""
+    import itertools
+
+    rng = np.random.default_rng(7)
+    answered = 0
+    for _ in range(400):
+        p1, p = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        r1, r = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        if max(p1 * r1, p * r) > 6:
+            continue
+        act = rng.integers(0, 3, size=(p1, p)) * (rng.random((p1, p)) < 0.7)
+        err = rng.integers(0, 3, size=(p1, p)) * (rng.random((p1, p)) < 0.7)
+        got = dp._tie_free_items(act, err, p1, r1, p, r)
+        aff = dp._affinity(act, err, p1, r1, p, r)
+        n_w, n_s = aff.shape
+        values = {}
+        for perm in itertools.permutations(range(n_w), n_s):
+            w = np.array(perm)
+            values.setdefault(int(aff[w, np.arange(n_s)].sum()), set()).add(
+                dp._items_of(act, err, w, p1, r1, p, r))
+        optimal = values[max(values)]
+        if got is not None:
+            answered += 1
+            assert optimal == {got}
+    assert answered > 50
+
+
+@pytest.mark.parametrize("layers, machines", [(4, 256), (8, 64), (2, 128)])
+def test_large_searches_are_consistent(layers, machines):
+    """Bounds, lazy transitions and compressed problems on seed 004's DNN at scale: every
+    ranked plan is worth its score, the best is the program's own optimum for its triple,
+    and the runner-ups' triples have no better plan."""
+    dnn = DNN(name="prefix", layers=zoo.load("adam-imagenet22k").layers[:layers])
+    model, cluster = LayerWise(working_set="layer"), zoo.cluster("yan2015").replace(machines=machines)
+    got = dp.optimize(model, dnn, cluster, epoch_samples=15_000_000, top=3)
+    pricer = dp.Pricer(model, dnn, cluster)
+    for c in got.ranked:
+        assert c.estimate.epoch_time == pytest.approx(c.score, rel=1e-9)
+        full = dp.solve(pricer, c.config)
+        assert full.epoch_time == pytest.approx(c.score, rel=1e-9)
