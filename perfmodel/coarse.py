@@ -61,7 +61,7 @@ __all__ = [
     "sync_phases", "sync_step_time",
     "allreduce_phases", "allreduce_step_time",
     "hierarchical_step_time",
-    "SyncCoarse", "AllReduceCoarse",
+    "SyncCoarse", "AllReduceCoarse", "check_data_parallel_inputs",
 ]
 
 #: Link-sharing models of the parameter server (seed 003 eqs. 7, 8, 9).
@@ -618,18 +618,25 @@ def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_upda
 # Model objects
 # --------------------------------------------------------------------------
 
-def _check_inputs(workload, cluster, config) -> None:
+def check_data_parallel_inputs(workload, cluster, config, model: str = "coarse models") -> None:
+    """Spec types, and a synchronous data-parallel configuration (n_workers = 1).
+
+    Shared by every model whose K is ``config.n_replicas`` (coarse, GST).
+    """
     for name, value, kind in (("workload", workload, Profile), ("cluster", cluster, Cluster),
                               ("config", config, Config)):
         if not isinstance(value, kind):
             raise SpecError(name, f"expected a {kind.__name__}, got {type(value).__name__}")
     if config.n_workers > 1:
-        raise Infeasible(f"coarse models are data-parallel only: config.n_workers="
+        raise Infeasible(f"{model} are data-parallel only: config.n_workers="
                          f"{config.n_workers} workers per replica needs model parallelism "
                          "(use a layer-wise model)")
     if config.mode != "sync":
-        raise Infeasible(f"coarse Sync-SGD models need config.mode='sync', got "
+        raise Infeasible(f"{model} need config.mode='sync', got "
                          f"{config.mode!r} (use the asynchronous MVA model)")
+
+
+_check_inputs = check_data_parallel_inputs
 
 
 def _gpu_options(cluster: Cluster) -> dict:

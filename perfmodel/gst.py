@@ -2046,16 +2046,9 @@ def _distribution_max(dist, n: int, method: str, draws: int, seed: int) -> tuple
 
 
 def _check_inputs(workload, cluster, config) -> None:
-    for name, value, kind in (("workload", workload, Profile), ("cluster", cluster, Cluster),
-                              ("config", config, Config)):
-        if not isinstance(value, kind):
-            raise SpecError(name, f"expected a {kind.__name__}, got {type(value).__name__}")
-    if config.n_workers > 1:
-        raise Infeasible(f"the GST model is data-parallel only: config.n_workers="
-                         f"{config.n_workers} workers per replica needs model parallelism "
-                         "(use a layer-wise model)")
-    if config.mode != "sync":
-        raise Infeasible(f"the GST model needs config.mode='sync', got {config.mode!r}")
+    from .coarse import check_data_parallel_inputs
+
+    check_data_parallel_inputs(workload, cluster, config, "GST models")
     if config.n_ps < 1:
         raise SpecError("config.n_ps", f"the GST model needs at least one parameter server, "
                                        f"got {config.n_ps}")

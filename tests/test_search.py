@@ -108,7 +108,8 @@ def test_min_efficiency_keeps_only_efficient_configs():
     result = search(Toy(0.5), None, CLUSTER, min_efficiency=0.9, top=100)
     for cand in result.ranked:
         k, s = cand.config.n_replicas, cand.config.n_ps
-        assert 1.5 / (1 + 0.5 * k / s) >= 0.9 - 1e-12
+        efficiency = 1.5 / (1 + 0.5 * k / s)
+        assert efficiency >= 0.9 - 1e-12
     # (K, S) = (2, 3) is efficient (1.5 / 1.333 = 1.125) but (8, 1) is not (0.3)
     kept = {(c.config.n_replicas, c.config.n_ps) for c in result.ranked}
     assert (2, 3) in kept and (8, 1) not in kept

@@ -224,7 +224,7 @@ def test_fig8_mnist_model_parallelism_sub_linear_2_to_4(cluster, dnns):
     """Observation (1): model parallelism helps ImageNet-22K more than MNIST."""
     s_m = speedups(PAPER_READING, dnns["adam-mnist"], cluster, "W")
     s_i = speedups(PAPER_READING, dnns["adam-imagenet22k"], cluster, "W")
-    assert 1.0 < s_m[1] < s_m[2] and s_m[2] / s_m[1] < 2.0, s_m
+    assert s_m[1] > 1.0 and s_m[1] < s_m[2] and s_m[2] / s_m[1] < 2.0, s_m
     assert s_m[2] < s_i[2], (s_m, s_i)
 
 

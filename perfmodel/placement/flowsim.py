@@ -182,6 +182,27 @@ class FlowSimResult:
                                     epoch_samples=epoch_samples, meta=info)
 
 
+def scenario_arguments(topology, placement, model_bytes, gradient_bytes, worker_compute,
+                       server_compute, iterations, warmup) -> tuple:
+    """Validated scenario arguments shared by the flow-level and ns-3 engines:
+    ``(model_bytes, gradient_bytes, worker_dist, server_dist, iterations, warmup)``."""
+    if not isinstance(topology, Topology):
+        raise SpecError("topology", f"expected a Topology, got {type(topology).__name__}")
+    if not isinstance(placement, Placement):
+        raise SpecError("placement", f"expected a Placement, got {type(placement).__name__}")
+    placement.check(topology)
+    m_down = _checks.number("model_bytes", model_bytes, "B", positive=True)
+    m_up = m_down if gradient_bytes is None else _checks.number(
+        "gradient_bytes", gradient_bytes, "B", positive=True)
+    wdist = heavy_tailed_worker() if worker_compute is None else as_distribution(
+        worker_compute, "worker_compute")
+    sdist = heavy_tailed_server() if server_compute is None else as_distribution(
+        server_compute, "server_compute")
+    iterations = _checks.integer("iterations", iterations, minimum=1)
+    warmup = _checks.integer("warmup", warmup, minimum=0)
+    return m_down, m_up, wdist, sdist, iterations, warmup
+
+
 def simulate(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTES,
              worker_compute=None, server_compute=None, *, iterations: int = 100,
              warmup: int = 5, seed=0, gradient_bytes=None, per_flow_cap=None,
@@ -233,20 +254,9 @@ def simulate(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTE
     Seed 002 Algorithm 1 and Sec. 4.2 (steps 1-5, latency of one SGD
     iteration as the metric); Sec. 4.3 (concurrent jobs).
     """
-    if not isinstance(topology, Topology):
-        raise SpecError("topology", f"expected a Topology, got {type(topology).__name__}")
-    if not isinstance(placement, Placement):
-        raise SpecError("placement", f"expected a Placement, got {type(placement).__name__}")
-    placement.check(topology)
-    m_down = _checks.number("model_bytes", model_bytes, "B", positive=True)
-    m_up = m_down if gradient_bytes is None else _checks.number(
-        "gradient_bytes", gradient_bytes, "B", positive=True)
-    wdist = heavy_tailed_worker() if worker_compute is None else as_distribution(
-        worker_compute, "worker_compute")
-    sdist = heavy_tailed_server() if server_compute is None else as_distribution(
-        server_compute, "server_compute")
-    iterations = _checks.integer("iterations", iterations, minimum=1)
-    warmup = _checks.integer("warmup", warmup, minimum=0)
+    m_down, m_up, wdist, sdist, iterations, warmup = scenario_arguments(
+        topology, placement, model_bytes, gradient_bytes, worker_compute, server_compute,
+        iterations, warmup)
     _checks.choice("engine", engine, ENGINES)
     cap = None if per_flow_cap is None else _checks.number(
         "per_flow_cap", per_flow_cap, "B/s", positive=True, finite=False)

@@ -51,8 +51,7 @@ import numpy as np
 
 from ..errors import SpecError
 from . import _checks
-from .distributions import as_distribution, heavy_tailed_server, heavy_tailed_worker
-from .flowsim import RESNET50_BYTES, FlowSimResult
+from .flowsim import RESNET50_BYTES, FlowSimResult, scenario_arguments
 from .strategies import Placement
 from .topology import Topology
 
@@ -340,20 +339,9 @@ def simulate_ns3(topology: Topology, placement: Placement, model_bytes=RESNET50_
     ----------
     Seed 002 Sec. 4.1-4.4.
     """
-    if not isinstance(topology, Topology):
-        raise SpecError("topology", f"expected a Topology, got {type(topology).__name__}")
-    if not isinstance(placement, Placement):
-        raise SpecError("placement", f"expected a Placement, got {type(placement).__name__}")
-    placement.check(topology)
-    m_down = _checks.number("model_bytes", model_bytes, "B", positive=True)
-    m_up = m_down if gradient_bytes is None else _checks.number(
-        "gradient_bytes", gradient_bytes, "B", positive=True)
-    wdist = heavy_tailed_worker() if worker_compute is None else as_distribution(
-        worker_compute, "worker_compute")
-    sdist = heavy_tailed_server() if server_compute is None else as_distribution(
-        server_compute, "server_compute")
-    iterations = _checks.integer("iterations", iterations, minimum=1)
-    warmup = _checks.integer("warmup", warmup, minimum=0)
+    m_down, m_up, wdist, sdist, iterations, warmup = scenario_arguments(
+        topology, placement, model_bytes, gradient_bytes, worker_compute, server_compute,
+        iterations, warmup)
     scale = _checks.number("scale", scale, positive=True)
     segment_size = _checks.integer("segment_size", segment_size, minimum=64)
     stop_time = _checks.number("stop_time", stop_time, "s", positive=True)
