@@ -25,7 +25,9 @@ Options the paper does not have are keyword-only and default to its behaviour:
 ``n_ps`` servers splitting the model evenly, a ``per_flow_cap`` (Sec. 4.4),
 ``link_efficiency`` (goodput over line rate: the bandwidth used is
 ``bandwidth * link_efficiency``), ``sharing_weight`` w (hybrid =
-``w * T_PS + (1 - w) * T_FCFS``; 0.5 is eq. 9) and, for machines with several
+``w * T_PS + (1 - w) * T_FCFS``; 0.5 is eq. 9), ``update_growth`` g (the
+server update of a step takes ``T_S ((1 - g) + g K)``: 0 is once per step as
+eqs. 7-10 print, 1 once per gradient) and, for machines with several
 GPUs, ``gpus_per_machine`` with ``intra_bandwidth`` (Sec. 4.4), which adds the
 phases ``intra_broadcast`` (after the downlink) and ``intra_reduce`` (before
 the uplink).
@@ -205,10 +207,18 @@ def _check_bool(name: str, value) -> bool:
 # Parameter server (eqs. 7-10)
 # --------------------------------------------------------------------------
 
-def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, sharing, overlap) -> dict:
+def _update_time(ts, k, growth, n_ps):
+    """Server update of one sync step: ``T_S ((1 - g) + g K) / n_ps`` (g = 0: eqs. 7-10)."""
+    if growth is not None:  # None: g = 0, the paper's one update per step, bit for bit
+        ts = ts * ((1.0 - growth) + growth * k)
+    return ts if n_ps is None else ts / n_ps
+
+
+def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, growth, sharing, overlap) -> dict:
     """Exposed phases (arrays, not yet broadcast) of a parameter-server step.
 
-    ``n_ps=None`` is one server, ``cap=None`` no cap, ``g=None`` one GPU.
+    ``n_ps=None`` is one server, ``cap=None`` no cap, ``g=None`` one GPU,
+    ``growth=None`` an update time independent of K.
     """
     # Pulls end at the same instant under ps and fcfs, and a "ps" push is the
     # same concurrent transfer (collectives._pull_time / _push_time).
@@ -227,7 +237,7 @@ def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, sharing, overlap) -> d
     if g is not None:
         before["intra_broadcast"] = _c._broadcast_time(m, bi, g)
         after = {"intra_reduce": _c._ring_time(m, bi, g), "uplink": up}
-    update = ts if n_ps is None else ts / n_ps
+    update = _update_time(ts, k, growth, n_ps)
     phases: dict = {}
     if overlap:
         _overlapped(before, "forward", tf, phases)
@@ -244,7 +254,7 @@ def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, sharing, overlap) -> d
 
 def _check_sync(model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing,
                 overlap, n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine,
-                intra_bandwidth):
+                intra_bandwidth, update_growth=0.0):
     """Validated kernel arrays, options and the broadcast shape of every input."""
     m, b, tf, tb, k, eff = _check_common(model_bytes, bandwidth, t_forward, t_backward,
                                          workers, link_efficiency)
@@ -255,16 +265,19 @@ def _check_sync(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     cap = _c._checked_cap("per_flow_cap", per_flow_cap)
     w = _c._checked("sharing_weight", sharing_weight, maximum=1.0)
     g, bi = _check_gpus(gpus_per_machine, intra_bandwidth)
-    shape = _shape(m, b, tf, tb, ts, k, eff, p, w, bi, per_flow_cap, gpus_per_machine)
+    growth = _c._checked("update_growth", update_growth, maximum=1.0)
+    shape = _shape(m, b, tf, tb, ts, k, eff, p, w, bi, per_flow_cap, gpus_per_machine, growth)
     if cap is not None and not np.all(eff == 1):
         cap = cap * eff
-    return (m, b, tf, tb, ts, k, _c._servers(p), cap, w, g, bi), (sharing, overlap), shape
+    growth = None if np.all(growth == 0) else growth
+    return ((m, b, tf, tb, ts, k, _c._servers(p), cap, w, g, bi, growth), (sharing, overlap),
+            shape)
 
 
 def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                 sharing="hybrid", overlap=False, *, n_ps=1, per_flow_cap=None,
                 link_efficiency=1.0, sharing_weight=0.5, gpus_per_machine=1,
-                intra_bandwidth=None) -> dict:
+                intra_bandwidth=None, update_growth=0.0) -> dict:
     """Exposed seconds per phase of a synchronous parameter-server SGD step.
 
     Terms (``M`` model bytes, ``B`` bandwidth times ``link_efficiency``, K
@@ -278,7 +291,9 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     uplink    K M / B          M / B          (w K + 1 - w) M / B  (w = 1/2: (K+1)M/2B)
     ========  ===============  =============  =========================================
 
-    plus ``forward`` T_F, ``backward`` T_B and ``update`` T_S / n_ps.  With
+    plus ``forward`` T_F, ``backward`` T_B and ``update``
+    ``T_S ((1 - g) + g K) / n_ps`` (g = ``update_growth``; 0 is the paper's
+    T_S / n_ps).  With
     ``overlap=True`` the step is ``max(downlink, T_F) + max(uplink, T_B) + T_S``
     (eq. 10 for "hybrid"; the same construction on eq. 7's or eq. 8's terms for
     "ps" and "fcfs"); the shorter member of each pair is reported as 0 s.
@@ -315,6 +330,11 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     intra_bandwidth : float or array_like or None, bytes/s
         Bandwidth between GPUs of one machine; required when G > 1.  When given,
         the phases ``intra_broadcast`` and ``intra_reduce`` are reported.
+    update_growth : float or array_like
+        g in [0, 1]: the server applies the K gradients of a step at a cost
+        ``T_S ((1 - g) + g K)``; 0 (default) is one update per step as eqs.
+        7-10 print, 1 one update per gradient (``K T_S``).  Our extension,
+        fitted per network by :func:`perfmodel.tuning.calibrate_network`.
 
     Returns
     -------
@@ -332,8 +352,8 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     References
     ----------
     Seed 003 Sec. 3.1.1, eqs. 7-10; Sec. 4.4 (multi-GPU machines, per-flow
-    caps).  Multi-PS, link efficiency and the sharing weight are our own
-    extensions; the defaults reproduce the paper.
+    caps).  Multi-PS, link efficiency, the sharing weight and the update
+    growth are our own extensions; the defaults reproduce the paper.
 
     Examples
     --------
@@ -342,14 +362,15 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     """
     arrays, options, shape = _check_sync(
         model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing, overlap,
-        n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth)
+        n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth,
+        update_growth)
     return _finish(_sync_terms(*arrays, *options), shape)
 
 
 def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                    sharing="hybrid", overlap=False, *, n_ps=1, per_flow_cap=None,
                    link_efficiency=1.0, sharing_weight=0.5, gpus_per_machine=1,
-                   intra_bandwidth=None):
+                   intra_bandwidth=None, update_growth=0.0):
     """Duration of one synchronous parameter-server SGD step (seed 003 eqs. 7-10).
 
     The sum of the exposed phases of :func:`sync_phases` (see there for the
@@ -377,7 +398,8 @@ def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, work
         Link-sharing model.
     overlap : bool
         Overlap communication with computation (eq. 10).
-    n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth
+    n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth,
+    update_growth
         Keyword-only extensions; see :func:`sync_phases`.
 
     Returns
@@ -404,7 +426,8 @@ def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, work
     """
     arrays, options, shape = _check_sync(
         model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing, overlap,
-        n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth)
+        n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth,
+        update_growth)
     return _shaped(_blockwise(_sync_terms, arrays, options), shape)
 
 
@@ -550,7 +573,8 @@ def allreduce_step_time(model_bytes, bandwidth, t_forward, t_backward, workers, 
 def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, machines,
                            gpus_per_machine, intra_bandwidth, *, architecture="ps",
                            sharing="hybrid", overlap=False, algorithm="ring", n_ps=1,
-                           per_flow_cap=None, link_efficiency=1.0, sharing_weight=0.5):
+                           per_flow_cap=None, link_efficiency=1.0, sharing_weight=0.5,
+                           update_growth=0.0):
     """Step time of K machines with G GPUs each (seed 003 Sec. 4.4).
 
     After all GPUs of a machine finish their step, their gradients are
@@ -578,7 +602,7 @@ def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_upda
         Bandwidth between GPUs of one machine (> 0).
     architecture : {"ps", "allreduce"}
         Centralized or decentralized exchange across machines.
-    sharing, overlap, n_ps, per_flow_cap, link_efficiency, sharing_weight
+    sharing, overlap, n_ps, per_flow_cap, link_efficiency, sharing_weight, update_growth
         As in :func:`sync_step_time` (``overlap`` also applies to all-reduce).
     algorithm : {"ring", "tree"}
         All-reduce algorithm across machines (``"allreduce"``).
@@ -611,7 +635,8 @@ def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_upda
     return sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, machines,
                           sharing, overlap, n_ps=n_ps, per_flow_cap=per_flow_cap,
                           link_efficiency=link_efficiency, sharing_weight=sharing_weight,
-                          gpus_per_machine=gpus_per_machine, intra_bandwidth=intra_bandwidth)
+                          gpus_per_machine=gpus_per_machine, intra_bandwidth=intra_bandwidth,
+                          update_growth=update_growth)
 
 
 # --------------------------------------------------------------------------
@@ -667,10 +692,12 @@ class SyncCoarse:
     -----
     In :meth:`estimate`, K is ``config.n_replicas`` (each replica is one
     data-parallel worker machine); the bandwidth is ``cluster.nic_bandwidth``;
-    ``link_efficiency``, ``sharing_weight``, ``per_flow_cap``,
-    ``gpus_per_machine`` and ``intra_bandwidth`` come from the cluster, and
-    ``n_ps`` from the config.  With G GPUs per machine, ``profile.batch_size``
-    is per GPU and a step processes ``K * G * batch_size`` samples.
+    ``link_efficiency``, ``sharing_weight``, ``update_growth``,
+    ``per_flow_cap``, ``gpus_per_machine`` and ``intra_bandwidth`` come from
+    the cluster, and ``n_ps`` from the config.  ``cluster.compute_cv`` is not
+    used (the model is deterministic) but is recorded in ``meta``.  With G
+    GPUs per machine, ``profile.batch_size`` is per GPU and a step processes
+    ``K * G * batch_size`` samples.
 
     Examples
     --------
@@ -726,13 +753,17 @@ class SyncCoarse:
                              self.sharing, self.overlap, n_ps=config.n_ps,
                              per_flow_cap=cluster.per_flow_cap,
                              link_efficiency=cluster.link_efficiency,
-                             sharing_weight=cluster.sharing_weight, **_gpu_options(cluster))
+                             sharing_weight=cluster.sharing_weight,
+                             update_growth=cluster.update_growth, **_gpu_options(cluster))
         meta = {"model": "SyncCoarse", "sharing": self.sharing, "overlap": self.overlap,
                 "equation": _EQUATION[(self.sharing, self.overlap)],
                 "workers": config.n_replicas, "n_ps": config.n_ps,
                 "per_flow_cap": cluster.per_flow_cap,
                 "link_efficiency": cluster.link_efficiency,
                 "sharing_weight": cluster.sharing_weight,
+                "update_growth": cluster.update_growth,
+                # A deterministic model: the spread of compute times is not seen.
+                "compute_cv": cluster.compute_cv,
                 "gpus_per_machine": cluster.gpus_per_machine}
         return _estimate(phases, workload, cluster, config, meta)
 
@@ -807,5 +838,7 @@ class AllReduceCoarse:
         meta = {"model": "AllReduceCoarse", "algorithm": self.algorithm,
                 "overlap": self.overlap, "equation": _EQUATION[(self.algorithm, self.overlap)],
                 "workers": config.n_replicas, "link_efficiency": cluster.link_efficiency,
+                # No server update (update_growth has nothing to scale); deterministic.
+                "compute_cv": cluster.compute_cv,
                 "gpus_per_machine": cluster.gpus_per_machine}
         return _estimate(phases, workload, cluster, config, meta)

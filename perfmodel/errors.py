@@ -35,8 +35,9 @@ class SpecError(PerfModelError, ValueError):
         super().__init__(self._text())
 
     def _text(self) -> str:
-        where = f"{self.source}: " if self.source else ""
-        return f"{where}{self.field}: {self.message}"
+        # a whole-file problem (missing, unreadable) has no field to name
+        parts = [p for p in (self.source, self.field) if p]
+        return ": ".join(parts + [self.message])
 
     def within(self, prefix: str | None = None, source: str | None = None) -> "SpecError":
         """Return the same error with its field nested under ``prefix`` and/or a file name."""

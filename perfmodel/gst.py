@@ -2148,6 +2148,15 @@ class GST:
 
     Notes
     -----
+    Per-network calibration (:func:`perfmodel.tuning.calibrate_network`):
+    UP is ``t_update ((1 - g) + g N)`` with g = ``cluster.update_growth``
+    (0: the profile's update once per step); when ``sigma``, ``cv`` and
+    ``distribution`` are all unset, eq. 7's sigma is ``cluster.compute_cv``
+    times the compute time ``t_forward + t_backward`` (the model's own
+    options win, so an explicit ``sigma=0.0`` with a calibrated cluster still
+    straggles; set the cluster's ``compute_cv`` to 0 for a deterministic GST).
+    ``meta["sigma_source"]`` says which was used.
+
     In :meth:`estimate` the bandwidth B is ``cluster.effective_bandwidth``;
     the profile's times are those of one worker machine (all its GPUs) and a
     step processes ``n_replicas * gpus_per_machine * batch_size`` samples.
@@ -2276,9 +2285,12 @@ class GST:
                                              units=self.units, packet_size=self.packet_size),
                         dtype=float)
         bp = w * workload.t_backward
+        up = workload.t_update
+        if cluster.update_growth != 0:  # the K gradients' update (Cluster.update_growth)
+            up = up * ((1.0 - cluster.update_growth) + cluster.update_growth * n)
         times = {"io": self.t_io, "fp": workload.t_forward, "bp": workload.t_backward,
                  "fc": float(fc.sum()), "ag": float(ag.sum()), "bc": float(bc.sum()),
-                 "up": workload.t_update}
+                 "up": up}
         if not all(math.isfinite(v) for v in times.values()):
             raise Infeasible("the barrier link's M/M/1 queue is unstable (arrival rate >= "
                              f"switch_rate {self.switch_rate}): communication never ends")
@@ -2286,15 +2298,33 @@ class GST:
             ex = layer_pipeline(bp, fc, ag, bc)
         else:
             ex = {p: times[p] for p in ("bp", "fc", "ag", "bc")}
-        rest = workload.t_forward + ex["bp"] + ex["fc"] + ex["ag"] + ex["bc"] + workload.t_update
+        rest = workload.t_forward + ex["bp"] + ex["fc"] + ex["ag"] + ex["bc"] + up
         e_io = max(0.0, self.t_io - rest) if self.io_pipeline else self.t_io
         exposed = {"io": e_io, "fp": workload.t_forward, "bp": ex["bp"], "fc": ex["fc"],
-                   "ag": ex["ag"], "bc": ex["bc"], "up": workload.t_update}
+                   "ag": ex["ag"], "bc": ex["bc"], "up": up}
         worker = sum(v for p, v in exposed.items() if p != "ag")
         return {"times": times, "exposed": exposed, "worker_mean": worker,
                 "packets": pn.tolist()}
 
-    def straggler(self, n_workers: int, worker_mean: float = 0.0) -> dict:
+    def spread_sigma(self, workload: Profile, cluster: Cluster) -> tuple[float, str]:
+        """The base sigma of eq. 7 and where it comes from.
+
+        The model's own spread (``sigma``, ``cv`` or ``distribution``) wins;
+        when all are unset, ``cluster.compute_cv * (t_forward + t_backward)``
+        (the network's calibrated spread of compute times).
+
+        Returns
+        -------
+        (float, str)
+            sigma in seconds and ``"model"`` or ``"cluster.compute_cv"``.
+        """
+        own = self.sigma != 0 or self.cv != 0 or self.distribution is not None
+        if own or cluster.compute_cv == 0:
+            return self.sigma, "model"
+        return cluster.compute_cv * workload.t_compute, "cluster.compute_cv"
+
+    def straggler(self, n_workers: int, worker_mean: float = 0.0, *,
+                  sigma: float | None = None) -> dict:
         """Expected excess of the slowest of N workers over the mean, and its p50 / p99.
 
         Parameters
@@ -2303,6 +2333,8 @@ class GST:
             N.
         worker_mean : float, s
             The worker-side mean time (scales ``cv``).
+        sigma : float or None, s
+            Base sigma replacing the model's ``sigma`` (see :meth:`spread_sigma`).
 
         Returns
         -------
@@ -2315,7 +2347,7 @@ class GST:
             mean, p50, p99 = _distribution_max(self.distribution, n, self.method, self.draws,
                                                self.seed)
             return {"mean": mean, "p50": p50, "p99": p99, "sigma": None}
-        s = self.sigma + self.cv * worker_mean
+        s = (self.sigma if sigma is None else _nonneg("sigma", sigma)) + self.cv * worker_mean
         return {"mean": float(expected_max_normal(n, 0.0, s)),
                 "p50": float(max_normal_ppf(0.5, n, 0.0, s)),
                 "p99": float(max_normal_ppf(0.99, n, 0.0, s)), "sigma": s}
@@ -2350,7 +2382,8 @@ class GST:
         """
         it = self.iteration(workload, cluster, config)
         n = config.n_replicas
-        strag = self.straggler(n, it["worker_mean"])
+        base_sigma, sigma_source = self.spread_sigma(workload, cluster)
+        strag = self.straggler(n, it["worker_mean"], sigma=base_sigma)
         if not all(math.isfinite(strag[q]) for q in ("mean", "p50", "p99")):
             raise Infeasible(f"the slowest of {n} workers has an infinite expected time "
                              f"under {self.distribution!r}")
@@ -2373,7 +2406,9 @@ class GST:
                 "exposed_comm_time": exposed["fc"] + exposed["ag"] + exposed["bc"],
                 "barrier_links": side, "n_barrier_links": count,
                 "layer_pipeline": self.layer_pipeline, "io_pipeline": self.io_pipeline,
-                "compression_ratio": self.compression_ratio}
+                "compression_ratio": self.compression_ratio,
+                "sigma_source": sigma_source, "compute_cv": cluster.compute_cv,
+                "update_growth": cluster.update_growth}
         est = Estimate.from_phases(phases, samples, meta=meta)
         if config.epoch_samples is None:
             return est

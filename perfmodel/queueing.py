@@ -1147,6 +1147,12 @@ class AsyncMVA:
     (the rate of a transfer alone on the link; with several transfers the cap
     is not modelled further).  Machines with several GPUs are not modelled
     (Infeasible).  ``config.mode`` is not read: the model is asynchronous.
+    ``cluster.update_growth`` does not apply: asynchronously each gradient is
+    applied on its own, so the server's service time per gradient stays
+    ``t_update`` (g only scales the once-per-step update of sync SGD).
+    ``cluster.compute_cv`` is ignored too (MVA uses mean service times; async
+    workers with near-constant compute times that stay in lock-step are the
+    simulator's job); both are recorded in ``meta``.
 
     The estimate's ``step_time`` is one worker's mean step time, its phases the
     mean response times per station per step (they sum to the step time), its
@@ -1220,5 +1226,8 @@ class AsyncMVA:
                 "workers": config.n_replicas, "n_ps": config.n_ps,
                 "steps_per_second": sol.throughput,
                 "utilization": dict(sol.utilization),
-                "link_rate": _link_rate(cluster)}
+                "link_rate": _link_rate(cluster),
+                # Recorded, not used: each gradient is one update of t_update
+                # (so update_growth has no effect), and MVA sees mean times only.
+                "update_growth": cluster.update_growth, "compute_cv": cluster.compute_cv}
         return _estimate_from(sol, workload, config, meta)

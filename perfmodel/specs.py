@@ -432,6 +432,16 @@ class Cluster(Spec):
     sharing_weight: float = spec_field("float", doc="weight of PS sharing against FCFS "
                                                     "(0.5: seed 003 eq. 9)",
                                        minimum=0, maximum=1, default=0.5)
+    update_growth: float = spec_field("float", doc="g: the PS update of one sync step takes "
+                                                   "t_update * ((1 - g) + g * K) with K workers "
+                                                   "(0: once per step, seed 003 eqs. 7-10; 1: once "
+                                                   "per gradient); async applies each gradient "
+                                                   "separately at t_update",
+                                      minimum=0, maximum=1, default=0.0)
+    compute_cv: float = spec_field("float", doc="coefficient of variation of one worker's "
+                                                "compute time t_forward + t_backward (simulator "
+                                                "jitter, GST sigma; 0: deterministic)",
+                                   minimum=0, default=0.0)
     # Seed 004 hardware constants (Sec. 4), measured by `perfmodel calibrate`.
     c_muladd: float = spec_field("float", doc="C_muladd: one multiply-add with its data in cache",
                                  unit="s", minimum=0, exclusive_minimum=True, optional=True)

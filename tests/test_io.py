@@ -77,3 +77,10 @@ def test_schemas_written_and_valid(tmp_path):
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"machines": 2}, schema)  # nic_bandwidth is required
     assert schema == Cluster.json_schema()
+
+
+def test_missing_file_error_names_the_file_without_an_empty_field(tmp_path):
+    from perfmodel.io import read_text
+    with pytest.raises(SpecError) as err:
+        read_text(tmp_path / "nope.json")
+    assert str(err.value) == f"{tmp_path / 'nope.json'}: cannot read file: No such file or directory"

@@ -311,3 +311,252 @@ def test_dl2_sharing_weight_fit():
     dl2_err = params.predict(r.n_ps, r.n_workers, r.batch_size) / r.speed - 1
     ours = predict_measurements("sync", prof, clu, [m])[0] / m.throughput - 1
     assert ours == pytest.approx(dl2_err, rel=1e-9)
+
+
+# ---------------------------------------------------------------- per-network calibration
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from perfmodel.cli import main  # noqa: E402
+from perfmodel.io import load_cluster  # noqa: E402
+from perfmodel.sim.model import TraceSim  # noqa: E402
+from perfmodel.tuning import CALIBRATION_GRIDS, NEAR_OPTIMAL, calibrate_network  # noqa: E402
+
+#: 1 worker pins link_efficiency; 4 workers at two bandwidths separate the
+#: sharing weight (scales with M / B) from the update growth (does not).
+IDENTIFYING = [(1, 1, "10Gbps"), (4, 1, "10Gbps"), (4, 1, "25Gbps")]
+TRUTH = dict(link_efficiency=0.85, sharing_weight=0.3, update_growth=0.6)
+
+
+@pytest.fixture(scope="module")
+def job():
+    """ResNet-50 with a 20 ms server update (the zoo profile has none)."""
+    return zoo.profile("resnet50-pipedream").replace(t_update=0.02)
+
+
+def test_calibration_recovers_the_generating_values(job, cluster):
+    ms = synthetic("sync", job, cluster, IDENTIFYING, cluster.replace(**TRUTH))
+    cal = calibrate_network(job, cluster, ms)
+    assert cal.params == TRUTH
+    assert cal.cluster.replace(source="") == cluster.replace(source="", **TRUTH)
+    assert cal.fit.model_name == "sync" and cal.unused == ("compute_cv",)
+    assert cal.train_error < 1e-12 and max(map(abs, cal.residuals)) < 1e-12
+    assert cal.loo_error == cal.fit.cv_error and cal.base_error > 0.03
+    assert "calibrate_network" in cal.cluster.source and "LOO error" in cal.cluster.source
+    assert cal.cluster.source.startswith(cluster.source)
+
+
+@settings(max_examples=5, deadline=None)
+@given(e=st.sampled_from(CALIBRATION_GRIDS["link_efficiency"]),
+       w=st.sampled_from(CALIBRATION_GRIDS["sharing_weight"]),
+       g=st.sampled_from(CALIBRATION_GRIDS["update_growth"]))
+def test_calibration_recovers_any_grid_point(e, w, g):
+    prof = zoo.profile("resnet50-pipedream").replace(t_update=0.02)
+    clu = zoo.cluster("aws-p3.2xlarge")
+    truth = dict(link_efficiency=e, sharing_weight=w, update_growth=g)
+    ms = synthetic("sync", prof, clu, IDENTIFYING, clu.replace(**truth))
+    assert calibrate_network(prof, clu, ms, cv=None).params == truth
+
+
+def test_one_bandwidth_leaves_weight_and_growth_traded_off(job, cluster):
+    # T(K) = T_C + T_S (1 - g) + (1 - w) M/(eB) + K [(1 + w) M/(eB) + g T_S]: linear in K,
+    # w and g both only move the slope, so the near-optimal set spans a ridge in (w, g)
+    ms = synthetic("sync", job, cluster, [(1, 1, "10Gbps"), (2, 1, "10Gbps"), (4, 1, "10Gbps")],
+                   cluster.replace(**TRUTH))
+    cal = calibrate_network(job, cluster, ms)
+    lo, hi = cal.ranges["update_growth"]
+    assert lo < TRUTH["update_growth"] < hi and "not pinned down" in cal.text()
+
+
+def test_async_default_model_fits_the_link_only(job, cluster):
+    shells = [Measurement(w, 1, "10Gbps", 1.0, mode="async") for w in (1, 2, 4)]
+    pred = predict_measurements("async", job, cluster.replace(link_efficiency=0.7), shells)
+    ms = [dataclasses.replace(m, throughput=t) for m, t in zip(shells, pred)]
+    cal = calibrate_network(job, cluster, ms)
+    assert cal.model_name == "async" and cal.params == {"link_efficiency": 0.7}
+    assert set(cal.unused) == {"sharing_weight", "update_growth", "compute_cv"}
+
+
+def test_simulator_recovers_compute_cv(job, cluster):
+    sim = TraceSim(sharing="ps", steps=50, warmup=5)
+    truth = cluster.replace(link_efficiency=0.8, compute_cv=0.1, nic_bandwidth="25Gbps")
+    configs = [(1, 1, "25Gbps"), (2, 1, "25Gbps"), (4, 1, "25Gbps")]
+    ms = synthetic(sim, job, cluster, configs, truth)
+    cal = calibrate_network(job, cluster, ms, model=sim, params=["link_efficiency", "compute_cv"],
+                            grids={"link_efficiency": (0.7, 0.8, 0.9),
+                                   "compute_cv": (0.0, 0.05, 0.1, 0.2)})
+    assert cal.params == {"link_efficiency": 0.8, "compute_cv": 0.1}
+    assert cal.model_name == "TraceSim"
+
+
+def test_noisy_measurements_calibrated_closer_than_uncalibrated(job, cluster):
+    ms = synthetic("sync", job, cluster, IDENTIFYING + [(2, 1, "10Gbps"), (6, 1, "25Gbps")],
+                   cluster.replace(**TRUTH))
+    noise = np.random.default_rng(7).normal(0.0, 0.02, len(ms))
+    ms = [dataclasses.replace(m, throughput=m.throughput * (1 + n)) for m, n in zip(ms, noise)]
+    cal = calibrate_network(job, cluster, ms)
+    assert cal.train_error < 0.03 < cal.base_error
+    assert cal.loo_error < cal.base_error
+    assert abs(cal.params["link_efficiency"] - 0.85) <= 0.05
+
+
+@settings(max_examples=20, deadline=None)
+@given(e=st.floats(0.31, 1.0), w=st.floats(0.0, 1.0), g=st.floats(0.0, 1.0),
+       noise=st.lists(st.floats(-0.3, 0.3), min_size=3, max_size=3))
+def test_calibrated_training_error_never_above_uncalibrated(e, w, g, noise):
+    prof = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01)
+    clu = Cluster(machines=8, nic_bandwidth="10Gbps", link_efficiency=e, sharing_weight=w,
+                  update_growth=g)   # off the grid: its own values stay candidates
+    ms = synthetic("sync", prof, clu, IDENTIFYING)
+    ms = [dataclasses.replace(m, throughput=m.throughput * (1 + n)) for m, n in zip(ms, noise)]
+    grids = {"link_efficiency": (0.5, 1.0), "sharing_weight": (0.0, 1.0),
+             "update_growth": (0.0, 1.0)}
+    cal = calibrate_network(prof, clu, ms, grids=grids, cv=None)
+    assert cal.train_error <= cal.base_error
+
+
+def test_calibration_ranges_by_hand(job, cluster):
+    ms = synthetic("sync", job, cluster, IDENTIFYING, cluster.replace(**TRUTH))
+    cal = calibrate_network(job, cluster, ms, params=["link_efficiency"],
+                            grids={"link_efficiency": (0.8, 0.85, 0.9)})
+    # only link_efficiency is fitted; w and g stay at the cluster's 0.5 and 0
+    assert cal.cluster.sharing_weight == 0.5 and set(cal.params) == {"link_efficiency"}
+    scores = cal.fit.surface.ravel()
+    near = [v for v, s in zip(cal.fit.values[0], scores) if s <= scores.min() + NEAR_OPTIMAL]
+    assert cal.ranges["link_efficiency"] == (min(near), max(near))
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(params=["foo"]), "params.foo"),
+    (dict(params=["nic_bandwidth"]), "params.nic_bandwidth"),
+    (dict(params="link_efficiency"), "params"),
+    (dict(params=[]), "params"),
+    (dict(params=["link_efficiency", "link_efficiency"]), "params.link_efficiency"),
+    (dict(params=["latency"]), "grids.latency"),
+    (dict(grids={"latency": (0.0, 1e-3)}), "grids.latency"),
+    (dict(grids={"update_growth": (0.5, 1.5)}), "grids.update_growth"),
+    (dict(params=["compute_cv"]), "params"),
+])
+def test_calibration_bad_input_names_the_field(kwargs, field, job, cluster):
+    ms = synthetic("sync", job, cluster, IDENTIFYING)
+    with pytest.raises(SpecError) as err:
+        calibrate_network(job, cluster, ms, **kwargs)
+    assert err.value.field == field
+
+
+def test_calibration_bad_measurements(job, cluster, tmp_path):
+    with pytest.raises(SpecError, match="measurements"):
+        calibrate_network(job, cluster, [])
+    mixed = [Measurement(1, 1, "10Gbps", 100.0), Measurement(2, 1, "10Gbps", 150.0, mode="async")]
+    with pytest.raises(SpecError, match="mix sync and async"):
+        calibrate_network(job, cluster, mixed)
+    with pytest.raises(SpecError, match="missing.csv"):
+        calibrate_network(job, cluster, tmp_path / "missing.csv")
+
+
+def test_calibration_to_dict_and_file_round_trip(job, cluster, tmp_path):
+    ms = synthetic("sync", job, cluster, IDENTIFYING, cluster.replace(**TRUTH))
+    csv = tmp_path / "m.csv"
+    csv.write_text("workers,n_ps,bandwidth,throughput\n" + "".join(
+        f"{m.workers},{m.n_ps},{m.bandwidth!r},{m.throughput!r}\n" for m in ms))
+    cal = calibrate_network(job, cluster, csv)
+    assert cal.source == str(csv) and str(csv) in cal.cluster.source
+    data = json.loads(json.dumps(cal.to_dict()))
+    assert data["params"] == TRUTH and data["cluster"]["update_growth"] == 0.6
+    assert len(data["measurements"]) == 3 and data["unused"] == ["compute_cv"]
+    # the cluster's own link_efficiency 1.0 is on the default grid already: not added twice
+    assert data["grid"]["link_efficiency"] == list(CALIBRATION_GRIDS["link_efficiency"])
+    assert [m["residual"] for m in data["measurements"]] == pytest.approx([0, 0, 0], abs=1e-12)
+    cal.save(tmp_path / "calibrated.json")
+    loaded = load_cluster(tmp_path / "calibrated.json")
+    assert loaded == cal.cluster
+    assert predict_measurements("sync", job, loaded, ms) == pytest.approx(
+        [m.throughput for m in ms], rel=1e-12)
+
+
+def _cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_calibrate_save_then_predict(job, cluster, tmp_path, capsys):
+    from perfmodel import io as pio
+
+    pio.save(job, tmp_path / "job.json")
+    ms = synthetic("sync", job, cluster, IDENTIFYING, cluster.replace(**TRUTH))
+    csv = tmp_path / "m.csv"
+    csv.write_text("workers,n_ps,bandwidth,throughput\n" + "".join(
+        f"{m.workers},{m.n_ps},{m.bandwidth!r},{m.throughput!r}\n" for m in ms))
+    saved = tmp_path / "calibrated.json"
+    code, out, _ = _cli(capsys, "calibrate", "fit", "--measurements", str(csv), "--cluster",
+                        "zoo:aws-p3.2xlarge", "--profile", str(tmp_path / "job.json"),
+                        "--save", str(saved))
+    assert code == 0
+    assert "link_efficiency=0.85, sharing_weight=0.3, update_growth=0.6" in out
+    assert "cross-validation (loo) error 0.00%" in out and f"wrote {saved}" in out
+    assert load_cluster(saved).replace(source="") == cluster.replace(source="", **TRUTH)
+
+    def errors(cluster_arg):
+        code, out, _ = _cli(capsys, "predict", "--cluster", cluster_arg, "--profile",
+                            str(tmp_path / "job.json"), "--workers", "1,4", "--bandwidth",
+                            "10Gbps,25Gbps", "--format", "json")
+        assert code == 0
+        rows = {(r["workers"], round(r["bandwidth"])): r["throughput"] for r in json.loads(out)}
+        return [abs(rows[(m.workers, round(m.bandwidth))] / m.throughput - 1) for m in ms]
+
+    assert max(errors(str(saved))) < 1e-9
+    assert np.mean(errors("zoo:aws-p3.2xlarge")) > 0.03
+
+
+def test_cli_calibrate_json_and_errors(job, cluster, tmp_path, capsys):
+    csv = tmp_path / "m.csv"
+    csv.write_text("workers,n_ps,bandwidth,throughput\n1,1,10Gbps,250\n2,1,10Gbps,420\n"
+                   "4,1,10Gbps,600\n")
+    code, out, _ = _cli(capsys, "calibrate", "fit", "--measurements", str(csv),
+                        "--params", "link_efficiency", "--format", "json")
+    assert code == 0 and set(json.loads(out)["params"]) == {"link_efficiency"}
+    for argv, flag in ((("--params", "foo"), "--params"),
+                       (("--grid", "update_growth=0:2:1"), "--grid"),
+                       (("--grid", "rho_threshold=0.1:1:0.1", "--save", "x.json"), "--grid"),
+                       (("--save", str(tmp_path / "no" / "x.json")), "--save")):
+        code, _, err = _cli(capsys, "calibrate", "fit", "--measurements", str(csv), *argv)
+        assert code == 2 and err.count("\n") == 1 and flag in err, err
+    code, _, err = _cli(capsys, "calibrate", "fit")
+    assert code == 2 and "--measurements" in err
+
+
+def test_coordinate_search_agrees_with_the_joint_grid(job, cluster):
+    ms = synthetic("sync", job, cluster, IDENTIFYING, cluster.replace(**TRUTH))
+    cal = calibrate_network(job, cluster, ms, search="coordinate")
+    assert cal.search == "coordinate" and cal.params == TRUTH
+    assert cal.train_error < 1e-12 and math.isfinite(cal.loo_error)
+    assert math.isnan(cal.fit.cv_error) and cal.fit.cluster == cal.cluster.replace(
+        source=cluster.source)
+    assert set(cal.ranges) == set(TRUTH)
+    data = cal.to_dict()
+    assert data["cv"] == "loo" and data["search"] == "coordinate"
+    assert data["grid"]["sharing_weight"] == list(CALIBRATION_GRIDS["sharing_weight"])
+    assert "(coordinate search)" in cal.text()
+    with pytest.raises(SpecError) as err:
+        calibrate_network(job, cluster, ms, search="random")
+    assert err.value.field == "search"
+
+
+def test_the_clusters_own_value_is_a_candidate(job, cluster):
+    clu = cluster.replace(link_efficiency=0.87)   # off the 0.05-step grid
+    ms = synthetic("sync", job, clu, IDENTIFYING)
+    cal = calibrate_network(job, clu, ms, params=["link_efficiency"])
+    assert cal.grids["link_efficiency"][-1] == 0.87 and cal.params == {"link_efficiency": 0.87}
+    assert cal.train_error == cal.base_error == 0.0
+
+
+def test_grids_take_unit_strings_and_reject_junk(job, cluster):
+    ms = synthetic("sync", job, cluster, IDENTIFYING, cluster.replace(per_flow_cap=0.5e9))
+    cal = calibrate_network(job, cluster, ms, params=["per_flow_cap"],
+                            grids={"per_flow_cap": ("2Gbps", "4Gbps", "8Gbps")})
+    assert cal.params == {"per_flow_cap": 0.5e9}   # 4 Gbps = 0.5e9 B/s
+    for bad in ("0.5", [], [None], ["fast"]):
+        with pytest.raises(SpecError) as err:
+            calibrate_network(job, cluster, ms, params=["per_flow_cap"], grids={"per_flow_cap": bad})
+        assert err.value.field == "grids.per_flow_cap"

@@ -14,6 +14,7 @@ Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2 and 3.2; seed 000
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -25,7 +26,8 @@ from ..specs import Cluster, Config, Profile
 from .engine import ENGINES, SERVER_SHARINGS, SHARINGS, SimResult, simulate
 from .trace import COMMUNICATION, Op, Step, Trace, from_layers
 
-__all__ = ["ARCHITECTURES", "PHASES", "TraceSim", "simulate_range", "split_servers"]
+__all__ = ["ARCHITECTURES", "PHASES", "TraceSim", "simulate_range", "split_servers",
+           "update_factor"]
 
 #: Exchange architectures of :class:`TraceSim`.
 ARCHITECTURES = ("ps", "allreduce")
@@ -95,6 +97,29 @@ def split_servers(trace: Trace, n_servers: int) -> Trace:
     return trace.replace(steps=tuple(steps))
 
 
+def _scaled_updates(trace: Trace, factor: float) -> Trace:
+    """The trace with every server computation (``ps`` op) ``factor`` times longer."""
+    if factor == 1.0:
+        return trace
+    steps = tuple(Step(tuple(dataclasses.replace(op, seconds=op.seconds * factor)
+                             if op.res == "ps" else op for op in step.ops))
+                  for step in trace.steps)
+    return trace.replace(steps=steps)
+
+
+def update_factor(cluster: Cluster, config: Config, mode: str) -> float:
+    """Multiplier of the server update of one step: ``(1 - g) + g K`` in sync mode, else 1.
+
+    Sync SGD applies the K gradients of a step together; ``cluster.update_growth``
+    g says how that costs (0: once per step, seed 003 eqs. 7-10; 1: once per
+    gradient).  Async SGD applies each gradient on its own at ``t_update``.
+    """
+    g = cluster.update_growth
+    if mode != "sync" or g == 0:
+        return 1.0
+    return (1.0 - g) + g * config.n_replicas
+
+
 def _profile_trace(profile: Profile, overlap: bool) -> Trace:
     return from_layers([profile.model_bytes], [profile.t_forward], [profile.t_backward],
                        profile.t_update, overlap, names=[profile.name or "model"],
@@ -126,7 +151,8 @@ class TraceSim:
     server_sharing : {"nic", "independent"}
         Bandwidth sharing with several servers (see :func:`~perfmodel.sim.simulate`).
     jitter : float or None
-        See :func:`~perfmodel.sim.simulate`.
+        See :func:`~perfmodel.sim.simulate`; None takes ``cluster.compute_cv``
+        when it is > 0, else the simulator's automatic desynchronization.
     engine : {"auto", "numba", "python"}
         Event-loop implementation.
 
@@ -139,6 +165,17 @@ class TraceSim:
     one-layer trace).  With ``config.n_ps`` servers, a one-server trace is
     spread over them by :func:`split_servers`; a trace made for several
     servers must match ``config.n_ps``.
+
+    Per-network calibration (:func:`perfmodel.tuning.calibrate_network`):
+    in sync mode every server computation of a step lasts
+    ``(1 - g) + g K`` times its traced time (g = ``cluster.update_growth``,
+    :func:`update_factor`; async updates stay per gradient); the jitter's
+    coefficient of variation is ``cluster.compute_cv`` unless ``jitter`` is
+    given (the engine multiplies every computation of a sampled step, the
+    server update included, by one Gamma factor of mean 1, so one worker's
+    compute time t_F + t_B has exactly that CV); the ``"hybrid"`` throughput
+    is ``w * PS + (1 - w) * FCFS`` with w = ``cluster.sharing_weight`` (0.5:
+    the engine's plain average, seed 003 Sec. 3.2.1).
 
     The Estimate's ``step_time`` is ``K / (steps/s)``: the barrier-to-barrier
     time in sync mode, one worker's mean time between steps in async mode;
@@ -234,11 +271,15 @@ class TraceSim:
             mode = "allreduce"
         else:
             mode = config.mode
-        trace = self.trace_for(workload, config)
+        trace = _scaled_updates(self.trace_for(workload, config),
+                                update_factor(cluster, config, mode))
+        jitter = self.jitter
+        if jitter is None and cluster.compute_cv > 0:
+            jitter = cluster.compute_cv
         cap = None
         if cluster.per_flow_cap is not None:
             cap = cluster.per_flow_cap * cluster.link_efficiency
-        kwargs = dict(per_flow_cap=cap, window=self.window, jitter=self.jitter,
+        kwargs = dict(per_flow_cap=cap, window=self.window, jitter=jitter,
                       server_sharing=self.server_sharing, engine=self.engine)
         kwargs.update(options)
         return simulate(trace, config.n_replicas, cluster.effective_bandwidth, mode,
@@ -271,7 +312,7 @@ class TraceSim:
             multi-server trace that does not match ``config.n_ps``.
         """
         res = self.simulate(workload, cluster, config)
-        step = res.step_time
+        samples, steps_per_s, step = _weighted_hybrid(res, cluster.sharing_weight)
         base = res.runs[0] if res.runs else res
         crit = {PHASES[r]: v for r, v in base.critical.items()}
         if self.architecture == "allreduce" and "uplink" in crit:
@@ -280,12 +321,15 @@ class TraceSim:
         phases = {k: (v * step / total if total > 0 else 0.0) for k, v in crit.items()}
         if total <= 0:
             phases = {"compute": step}
-        samples = res.sample_throughput
         epoch = None if config.epoch_samples is None else config.epoch_samples / samples
         meta = {"model": "TraceSim", "architecture": self.architecture, "sharing": self.sharing,
                 "mode": res.meta["mode"], "steps": self.steps, "warmup": self.warmup,
                 "seed": self.seed, "workers": config.n_replicas, "n_ps": config.n_ps,
-                "steps_per_second": res.throughput,
+                "steps_per_second": steps_per_s,
+                "sharing_weight": cluster.sharing_weight,
+                "update_growth": cluster.update_growth,
+                "update_factor": update_factor(cluster, config, res.meta["mode"]),
+                "compute_cv": cluster.compute_cv, "jitter": res.meta.get("jitter"),
                 "utilization": {PHASES[r]: v for r, v in res.utilization.items()},
                 "critical_path": {PHASES[r]: v for r, v in base.critical.items()},
                 "desync": res.meta["desync"], "events": res.events,
@@ -293,6 +337,16 @@ class TraceSim:
                 "equation": "seed 003 Algorithm 1 (fine-grained simulation)"}
         return Estimate(step_time=step, throughput=samples, phases=phases,
                         bottleneck=max(phases, key=phases.get), epoch_time=epoch, meta=meta)
+
+
+def _weighted_hybrid(res: SimResult, weight: float) -> tuple[float, float, float]:
+    """(samples/s, steps/s, step time) with the hybrid as ``w PS + (1 - w) FCFS``."""
+    if len(res.runs) != 2 or weight == 0.5:  # 0.5: the engine's own average, as is
+        return res.sample_throughput, res.throughput, res.step_time
+    ps, fcfs = res.runs
+    samples = weight * ps.sample_throughput + (1.0 - weight) * fcfs.sample_throughput
+    steps = weight * ps.throughput + (1.0 - weight) * fcfs.throughput
+    return samples, steps, (res.workers / steps if steps > 0 else math.inf)
 
 
 def simulate_range(trace, workers: Iterable[int], bandwidth, mode="async", sharing="ps",
