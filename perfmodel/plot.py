@@ -6,9 +6,18 @@ the :class:`matplotlib.axes.Axes`, so figures compose in notebooks;
 matplotlib is imported only inside the functions: the rest of perfmodel does
 not need it.
 
-* :func:`scalability` -- throughput against workers, saturation point marked;
+* :func:`scalability` -- throughput against workers, saturation point marked,
+  error band where the estimates carry :attr:`Estimate.throughput_interval
+  <perfmodel.result.Estimate.throughput_interval>`;
+* :func:`model_scalability` -- the same for models evaluated over workers
+  (:func:`estimates_over_workers`, saturation by :func:`curve_saturation_workers`);
+* :func:`sweep_curves` -- a :func:`perfmodel.sweep.sweep` table: one line per
+  combination of its other varying axes, error bands from its
+  ``throughput_low``/``throughput_high`` columns;
 * :func:`phase_breakdown` -- stacked bars of :attr:`Estimate.phases
-  <perfmodel.result.Estimate.phases>` (they sum to the step time);
+  <perfmodel.result.Estimate.phases>` (they sum to the step time), with error
+  bars from :attr:`Estimate.step_time_interval
+  <perfmodel.result.Estimate.step_time_interval>` when present;
 * :func:`latency_cdf` -- seed 002 Figs. 8-10: iteration-latency CDFs per
   placement strategy (:meth:`FlowSimResult.cdf
   <perfmodel.placement.FlowSimResult.cdf>`);
@@ -34,8 +43,12 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["scalability", "phase_breakdown", "latency_cdf", "gantt", "search_space", "save",
-           "RESOURCE_COLORS"]
+__all__ = ["scalability", "model_scalability", "estimates_over_workers",
+           "curve_saturation_workers", "sweep_curves", "phase_breakdown", "latency_cdf", "gantt",
+           "search_space", "save", "RESOURCE_COLORS", "FORMATS", "SWEEP_Y", "MAX_LEGEND_LINES"]
+
+#: File formats :func:`save` writes, by file suffix.
+FORMATS = ("png", "svg")
 
 #: Colour of each resource kind in :func:`gantt` and :func:`phase_breakdown`.
 RESOURCE_COLORS = {"downlink": "tab:blue", "worker": "tab:orange", "uplink": "tab:green",
@@ -67,20 +80,62 @@ def _axes(ax):
     return ax
 
 
-def scalability(workers, throughputs: Mapping[str, object], *, saturation=None, ax=None,
-                ylabel: str = "throughput (samples/s)"):
-    """Throughput against the number of workers, one line per label.
+def _level_text(level) -> str:
+    """``0.9 -> "90% interval"``; ``None`` (level unknown) -> ``"interval"``."""
+    return "interval" if level is None else f"{100 * float(level):g}% interval"
+
+
+def _estimate_curve(label: str, values) -> tuple[object, object, object]:
+    """(throughputs, (low, high) or None, level or None) of a sequence of Estimates.
+
+    The band needs every point's interval at one level: a curve where only some
+    estimates carry one, or at different levels, is an error rather than a band
+    with holes.
+    """
+    y = [float(e.throughput) for e in values]
+    bars = [e.throughput_interval for e in values]
+    if all(b is None for b in bars):
+        return y, None, None
+    if any(b is None for b in bars):
+        raise ValueError(f"throughputs[{label!r}]: some estimates carry a throughput_interval "
+                         f"and some do not")
+    levels = {e.meta.get("interval_level") for e in values}
+    if len(levels) > 1:
+        raise ValueError(f"throughputs[{label!r}]: intervals at different levels "
+                         f"{sorted(levels, key=str)}")
+    low, high = zip(*bars)
+    return y, (low, high), levels.pop()
+
+
+def _is_estimates(values) -> bool:
+    return (not isinstance(values, np.ndarray) and len(values) > 0
+            and all(hasattr(v, "throughput") for v in values))
+
+
+def scalability(workers, throughputs: Mapping[str, object], *, saturation=None,
+                intervals: Mapping[str, object] | None = None, level: float | None = None,
+                ax=None, ylabel: str = "throughput (samples/s)"):
+    """Throughput against the number of workers, one line per label, error bands if known.
 
     Parameters
     ----------
     workers : array_like of int, shape (n,)
         Worker counts K.
-    throughputs : mapping of str to array_like, shape (n,)
-        Throughput at each K per curve (any unit; ``ylabel`` names it).
+    throughputs : mapping of str to array_like, shape (n,), or to sequence of Estimate
+        Throughput at each K per curve (any unit; ``ylabel`` names it), or the
+        :class:`~perfmodel.result.Estimate` at each K (samples/s): their
+        ``throughput_interval`` is drawn as a shaded band labelled with
+        ``meta["interval_level"]`` when every estimate of the curve has one.
     saturation : float or mapping of str to float, optional
-        Saturation point K* (e.g. :func:`perfmodel.symbolic.saturation_workers`),
-        one for all curves or one per label: marked by a dashed vertical line
-        and a dot on the curve (interpolated) when finite.
+        Saturation point K* (e.g. :func:`perfmodel.symbolic.saturation_workers`
+        or :func:`curve_saturation_workers`), one for all curves or one per
+        label: marked by a dashed vertical line and a dot on the curve
+        (interpolated) when finite.
+    intervals : mapping of str to (array_like, array_like), optional
+        ``(low, high)`` per K for curves given as numbers (same unit), e.g. the
+        ``throughput_interval`` of ``perfmodel predict --format json`` records.
+    level : float, optional
+        Confidence level of ``intervals`` (e.g. 0.9), shown in the legend.
     ax : matplotlib.axes.Axes, optional
         Where to draw (default: a new figure).
     ylabel : str
@@ -89,14 +144,33 @@ def scalability(workers, throughputs: Mapping[str, object], *, saturation=None, 
     Returns
     -------
     matplotlib.axes.Axes
+        One line per curve, labelled with its label (saturation markers are
+        lines labelled ``"<label>: saturation K=<K*>"``); each band is a
+        collection whose outline runs through ``high`` and ``low`` at every K.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from perfmodel import plot
+    >>> ax = plot.scalability([1, 2, 4], {"x": [10.0, 19.0, 35.0]},
+    ...                       intervals={"x": ([9.0, 17.0, 30.0], [11.0, 21.0, 40.0])}, level=0.9)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['x', 'x: 90% interval']
     """
     ax = _axes(ax)
     k = np.asarray(workers, dtype=float)
     for label, values in throughputs.items():
+        band, band_level = None, level
+        if _is_estimates(values):
+            values, band, band_level = _estimate_curve(label, values)
+        elif intervals is not None and label in intervals:
+            band = intervals[label]
         y = np.asarray(values, dtype=float)
         if y.shape != k.shape:
             raise ValueError(f"throughputs[{label!r}]: shape {y.shape} != workers {k.shape}")
         (line,) = ax.plot(k, y, marker="o", ms=3, label=label)
+        if band is not None:
+            _band(ax, k, y, band, f"{label}: {_level_text(band_level)}", line.get_color())
         s = saturation.get(label) if isinstance(saturation, Mapping) else saturation
         if s is not None and math.isfinite(float(s)):
             ax.axvline(float(s), color=line.get_color(), ls="--", lw=1)
@@ -110,6 +184,225 @@ def scalability(workers, throughputs: Mapping[str, object], *, saturation=None, 
     return ax
 
 
+def _band(ax, k, y, band, label: str, color) -> None:
+    """Shade ``low..high`` around ``y``; a band that leaves out its curve is an input error."""
+    low, high = (np.asarray(b, dtype=float) for b in band)
+    if low.shape != k.shape or high.shape != k.shape:
+        raise ValueError(f"{label}: shapes {low.shape}, {high.shape} != workers {k.shape}")
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))
+            and np.all(low <= y) and np.all(y <= high)):
+        raise ValueError(f"{label}: every interval must be finite and hold its value "
+                         f"(low <= y <= high)")
+    ax.fill_between(k, low, high, color=color, alpha=0.2, lw=0, label=label)
+
+
+def estimates_over_workers(model, workload, cluster, workers, *, epoch_samples=None) -> list:
+    """The model's :class:`~perfmodel.result.Estimate` at each worker count.
+
+    Configurations as :func:`perfmodel.sweep.grid_records` (so as ``perfmodel
+    predict``) builds them: ``K`` data-parallel replicas and one parameter
+    server (none for all-reduce models); unlike its records, the estimates keep
+    ``meta`` (the interval level).
+
+    Parameters
+    ----------
+    model : object with ``estimate(workload, cluster, config)``
+    workload : Profile or Trace
+    cluster : Cluster
+    workers : iterable of int
+    epoch_samples : int, optional
+
+    Returns
+    -------
+    list of Estimate
+        One per worker count, in order.
+    """
+    from .specs import Config
+
+    n_ps = 1 if getattr(model, "uses_parameter_servers", True) else 0
+    return [model.estimate(workload, cluster, Config(n_replicas=int(k), n_ps=n_ps,
+                                                     epoch_samples=epoch_samples))
+            for k in workers]
+
+
+def curve_saturation_workers(workers, throughput, *, threshold: float = 0.1) -> float:
+    """Saturation point of a sampled throughput curve: the last K whose workers are worth it.
+
+    The criterion of :func:`perfmodel.symbolic.saturation_workers` applied to
+    any model's numbers: the largest sampled ``K_i`` whose added workers each
+    add more than ``threshold`` times one worker's throughput on average,
+    ``(X(K_i) - X(K_{i-1})) / (K_i - K_{i-1}) > threshold * X_1``, with
+    ``X(0) = 0`` before the first sample.  On consecutive K from 1 it equals
+    :func:`~perfmodel.symbolic.saturation_workers` wherever that lies inside
+    the range.
+
+    Parameters
+    ----------
+    workers : array_like of int, shape (n,)
+        Increasing worker counts K >= 1.
+    throughput : array_like of float, shape (n,)
+        X(K), any unit.
+    threshold : float
+        Relative marginal gain epsilon in [0, 1).
+
+    Returns
+    -------
+    float, workers
+        The saturation K, or ``inf`` when the last sampled K is still worth
+        its workers (saturation lies beyond the range, or never comes).
+
+    Notes
+    -----
+    One worker's throughput ``X_1`` is ``X(K_0) / K_0`` at the first sample
+    (exact when the range starts at K = 1; our choice otherwise, since no
+    single-worker point was sampled).
+
+    Examples
+    --------
+    >>> curve_saturation_workers([1, 2, 3, 4], [10.0, 18.0, 18.8, 19.2])  # gains 10, 8, 0.8, 0.4
+    2.0
+    """
+    k = np.asarray(workers, dtype=float)
+    x = np.asarray(throughput, dtype=float)
+    if k.ndim != 1 or k.shape != x.shape or k.size == 0:
+        raise ValueError(f"workers and throughput must be 1-d of one length, "
+                         f"got {k.shape}, {x.shape}")
+    if not (k[0] >= 1 and np.all(np.diff(k) > 0) and np.all(np.isfinite(x))):
+        raise ValueError("workers must increase from >= 1 and throughputs be finite")
+    if not 0 <= threshold < 1:
+        raise ValueError(f"threshold must be in [0, 1), got {threshold!r}")
+    gain = np.diff(x, prepend=0.0) / np.diff(k, prepend=0.0)
+    worth = np.flatnonzero(gain > threshold * x[0] / k[0])
+    if worth.size == 0 or worth[-1] == k.size - 1:
+        return math.inf if worth.size else float(k[0])
+    return float(k[worth[-1]])
+
+
+def model_scalability(models: Mapping[str, object], workload, cluster, workers, *,
+                      epoch_samples=None, threshold: float = 0.1, ax=None):
+    """Throughput of each model over the workers, saturation points and error bands marked.
+
+    Parameters
+    ----------
+    models : mapping of str to model
+        Curve label -> object with ``estimate(workload, cluster, config)``.
+    workload, cluster
+        As for the models' ``estimate``.
+    workers : sequence of int
+        Increasing worker counts.
+    epoch_samples : int, optional
+    threshold : float
+        Saturation criterion of :func:`curve_saturation_workers`, applied to
+        the point estimates (not to the interval bounds).
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Drawn by :func:`scalability` from :func:`estimates_over_workers`.
+    """
+    curves = {label: estimates_over_workers(m, workload, cluster, workers,
+                                            epoch_samples=epoch_samples)
+              for label, m in models.items()}
+    saturation = {label: curve_saturation_workers(workers, [e.throughput for e in ests],
+                                                  threshold=threshold)
+                  for label, ests in curves.items()}
+    return scalability(workers, curves, saturation=saturation, ax=ax)
+
+
+#: Columns of a sweep table that are results, not axes (``phase_*`` too).
+_SWEEP_RESULTS = frozenset({"key", "step_time", "throughput", "bottleneck", "epoch_time",
+                            "throughput_low", "throughput_high", "interval_level", "error"})
+
+#: :func:`sweep_curves` draws a legend only up to this many lines (more would hide the plot).
+MAX_LEGEND_LINES = 12
+
+#: y columns :func:`sweep_curves` draws, with their axis labels.
+SWEEP_Y = {"throughput": "throughput (samples/s)", "step_time": "step time (s)",
+           "epoch_time": "epoch time (s)"}
+
+
+def _axis_text(column: str, value) -> str:
+    if column == "bandwidth" and isinstance(value, (int, float)):
+        return f"{value * 8 / 1e9:g} Gbps"  # B/s inside, Gbps for people
+    return f"{column}={value}"
+
+
+def _row_band(row: dict, y: str):
+    """(low, high) of ``y`` in a sweep row, or None: the throughput interval, or the step-time
+    interval it implies (:attr:`Estimate.step_time_interval`)."""
+    from .result import Estimate
+
+    if row.get("throughput_low") is None or y == "epoch_time":
+        return None
+    est = Estimate(step_time=row["step_time"], throughput=row["throughput"],
+                   throughput_interval=(row["throughput_low"], row["throughput_high"]))
+    return est.throughput_interval if y == "throughput" else est.step_time_interval
+
+
+def sweep_curves(rows, *, x: str = "workers", y: str = "throughput", ax=None):
+    """Lines of a sweep table: ``y`` against ``x``, one per combination of the other varying axes.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        :attr:`perfmodel.sweep.SweepResult.records` or
+        :func:`perfmodel.sweep.read_table`; rows with an ``error`` are left out.
+    x : str
+        A numeric axis column (``workers``, ``bandwidth`` in B/s, ``n_ps``,
+        ``batch_size``, ...).
+    y : {"throughput", "step_time", "epoch_time"}
+        Result column (samples/s or s).
+    ax : matplotlib.axes.Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per group, labelled with the group's axis values (all rows
+        when no other axis varies; a legend up to :data:`MAX_LEGEND_LINES`
+        lines); a band ``low..high`` where every row of the
+        group has ``throughput_low``/``throughput_high`` (for ``step_time``,
+        the interval they imply), labelled with ``interval_level``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``x`` or ``y``, or a table with no row to draw.
+    """
+    if y not in SWEEP_Y:
+        raise ValueError(f"y: expected one of {', '.join(SWEEP_Y)}, got {y!r}")
+    rows = [r for r in rows if not r.get("error") and r.get(y) is not None]
+    if not rows:
+        raise ValueError(f"rows: none without an error has a {y} value")
+    if x not in rows[0] or x in _SWEEP_RESULTS or x.startswith("phase_"):
+        raise ValueError(f"x: {x!r} is not an axis column of the table")
+    axes = [c for c in rows[0] if c not in _SWEEP_RESULTS and c != x and not c.startswith("phase_")
+            and len({repr(r.get(c)) for r in rows}) > 1]
+    groups: dict[tuple, list] = {}
+    for r in rows:
+        groups.setdefault(tuple(r.get(c) for c in axes), []).append(r)
+    ax = _axes(ax)
+    for values, group in groups.items():
+        group.sort(key=lambda r: r[x])
+        label = ", ".join(_axis_text(c, v) for c, v in zip(axes, values)) or y
+        xs = np.array([r[x] for r in group], dtype=float)
+        ys = np.array([r[y] for r in group], dtype=float)
+        (line,) = ax.plot(xs, ys, marker="o", ms=3, label=label)
+        bands = [_row_band(r, y) for r in group]
+        if all(b is not None for b in bands):
+            levels = {r.get("interval_level") for r in group}
+            level = levels.pop() if len(levels) == 1 else None
+            _band(ax, xs, ys, tuple(zip(*bands)), f"{label}: {_level_text(level)}",
+                  line.get_color())
+    ax.set_xlabel(x + (" (B/s)" if x == "bandwidth" else ""))
+    ax.set_ylabel(SWEEP_Y[y])
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    if len(groups) <= MAX_LEGEND_LINES:
+        ax.legend(fontsize="small")
+    return ax
+
+
 def _phases_of(item) -> Mapping[str, float]:
     if isinstance(item, Mapping):
         return item.get("phases", item)
@@ -117,8 +410,8 @@ def _phases_of(item) -> Mapping[str, float]:
 
 
 def phase_breakdown(records, ax=None, *, labels=None, unit: float = 1.0,
-                    ylabel: str = "step time (s)"):
-    """Stacked bars of the exposed seconds per phase of each estimate.
+                    ylabel: str = "step time (s)", xlabel: str | None = None):
+    """Stacked bars of the exposed seconds per phase of each estimate, error bars if known.
 
     Parameters
     ----------
@@ -133,11 +426,16 @@ def phase_breakdown(records, ax=None, *, labels=None, unit: float = 1.0,
     unit : float
         Divide every phase by it (``60`` for minutes; ``ylabel`` should say so).
     ylabel : str
+    xlabel : str, optional
+        Label of the x axis (e.g. ``"workers"``).
 
     Returns
     -------
     matplotlib.axes.Axes
         Bar heights stack to each record's step time (the phases sum to it).
+        When every record is an Estimate with a :attr:`step_time_interval
+        <perfmodel.result.Estimate.step_time_interval>`, one error bar per
+        stack spans it (``ax.containers[-1]``), labelled with the level.
     """
     ax = _axes(ax)
     if isinstance(records, Mapping):
@@ -159,11 +457,28 @@ def phase_breakdown(records, ax=None, *, labels=None, unit: float = 1.0,
         h = np.array([float(p.get(name, 0.0)) for p in phases]) / unit
         ax.bar(x, h, bottom=bottom, label=name, color=known.get(name) or next(spare, None))
         bottom += h
+    _step_error_bars(ax, x, records, unit)
     ax.set_xticks(x, labels, rotation=45 if len(records) > 8 else 0)
     ax.set_ylabel(ylabel)
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
     ax.legend(fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     return ax
+
+
+def _step_error_bars(ax, x, records, unit: float) -> None:
+    """Error bars from each Estimate's step_time_interval, when all records have one."""
+    bars = [getattr(r, "step_time_interval", None) for r in records]
+    if not bars or any(b is None for b in bars):
+        return
+    levels = {r.meta.get("interval_level") for r in records}
+    if len(levels) > 1:
+        raise ValueError(f"records: intervals at different levels {sorted(levels, key=str)}")
+    step = np.array([r.step_time for r in records], dtype=float) / unit
+    low, high = (np.array(b, dtype=float) / unit for b in zip(*bars))
+    ax.errorbar(x, step, yerr=[step - low, high - step], fmt="none", ecolor="black", capsize=4,
+                label=_level_text(levels.pop()))
 
 
 def latency_cdf(results: Mapping[str, object], ax=None, *, xlabel: str = "iteration latency (s)"):
@@ -325,7 +640,7 @@ def search_space(candidates, ax=None, *, unit: float = 60.0, unit_name: str = "m
     return ax
 
 
-def save(fig_or_ax, path, *, dpi: int = 120):
+def save(fig_or_ax, path, *, dpi: int = 120, close: bool = False):
     """Write a figure (or the figure holding an axes) to ``path``, PNG or SVG by its suffix.
 
     Parameters
@@ -335,6 +650,9 @@ def save(fig_or_ax, path, *, dpi: int = 120):
         Ends in ``.png`` or ``.svg``; parent directories are created.
     dpi : int
         Resolution of a PNG.
+    close : bool
+        Close the figure once written (scripts and the CLI: pyplot keeps every
+        open figure in memory otherwise).
 
     Returns
     -------
@@ -343,10 +661,12 @@ def save(fig_or_ax, path, *, dpi: int = 120):
     """
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
-    if fmt not in ("png", "svg"):
+    if fmt not in FORMATS:
         raise ValueError(f"path: expected a .png or .svg file, got {str(path)!r}")
-    _pyplot()
+    plt = _pyplot()
     fig = fig_or_ax if hasattr(fig_or_ax, "savefig") else fig_or_ax.figure
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format=fmt, dpi=dpi)
+    if close:
+        plt.close(fig)
     return path

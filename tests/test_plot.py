@@ -107,3 +107,159 @@ def test_save_rejects_other_formats(tmp_path):
     ax = plot.scalability([1, 2], {"a": [1.0, 2.0]})
     with pytest.raises(ValueError, match="png or .svg"):
         plot.save(ax.figure, tmp_path / "x.pdf")
+
+
+# ---------------------------------------------------------------- error bars (issue 10 item 3)
+def _with_bars(k, x, spread=0.1):
+    """Estimates of throughput x at K workers with a +-spread (relative) 90% interval."""
+    from perfmodel.result import Estimate
+
+    return [Estimate(step_time=k_ * 32 / x_, throughput=x_).with_interval(
+        x_ * (1 - spread), x_ * (1 + spread), level=0.9, source="test")
+        for k_, x_ in zip(k, x)]
+
+
+def test_scalability_band_runs_through_the_intervals():
+    k = np.array([1, 2, 4, 8])
+    x = np.array([100.0, 180.0, 300.0, 420.0])
+    ax = plot.scalability(k, {"m": _with_bars(k, x)})
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), x)
+    (band,) = ax.collections
+    verts = band.get_paths()[0].vertices
+    # the outline visits (K, low) and (K, high) for every K: low = 0.9 x, high = 1.1 x
+    for kk, lo, hi in zip(k, 0.9 * x, 1.1 * x):
+        assert np.any(np.all(np.isclose(verts, [kk, lo]), axis=1))
+        assert np.any(np.all(np.isclose(verts, [kk, hi]), axis=1))
+    assert verts[:, 1].min() == pytest.approx(90.0) and verts[:, 1].max() == pytest.approx(462.0)
+    assert band.get_label() == "m: 90% interval"
+
+
+def test_scalability_without_intervals_draws_no_band():
+    from perfmodel.result import Estimate
+
+    ests = [Estimate(step_time=1.0, throughput=float(v)) for v in (10, 19, 27)]
+    ax = plot.scalability([1, 2, 3], {"m": ests})
+    assert len(ax.collections) == 0
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["m"]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [10, 19, 27])
+
+
+def test_scalability_interval_arrays_and_bad_bands():
+    ax = plot.scalability([1, 2], {"a": [10.0, 18.0]}, intervals={"a": ([9.0, 15.0], [12.0, 20.0])},
+                          level=0.95)
+    assert ax.collections[0].get_label() == "a: 95% interval"
+    with pytest.raises(ValueError, match="hold its value"):  # low above the curve
+        plot.scalability([1, 2], {"a": [10.0, 18.0]}, intervals={"a": ([11.0, 15.0], [12.0, 20.0])})
+    mixed = _with_bars([1], [10.0]) + [SyncCoarse().estimate(
+        Profile(model_bytes=1e6, t_forward=0.1, t_backward=0.1),
+        Cluster(machines=4, nic_bandwidth="10Gbps"),
+        Config(n_replicas=2))]
+    with pytest.raises(ValueError, match="some estimates"):
+        plot.scalability([1, 2], {"m": mixed})
+
+
+def test_phase_breakdown_error_bars_span_step_time_intervals():
+    from perfmodel.result import Estimate
+
+    # 64 samples per step; throughput 200 +- 20% -> step 0.32 s in [64/240, 64/160] = [0.2667, 0.4]
+    ests = [Estimate.from_phases({"compute": 0.2, "uplink": 0.12}, 64).with_interval(
+        160.0, 240.0, level=0.8, source="test")] * 2
+    ax = plot.phase_breakdown(ests, xlabel="workers")
+    bars = ax.containers[-1]
+    segments = bars.lines[2][0].get_segments()
+    np.testing.assert_allclose([s[:, 1] for s in segments], [[64 / 240, 0.4]] * 2)
+    assert bars.get_label() == "80% interval" and ax.get_xlabel() == "workers"
+    plain = plot.phase_breakdown([Estimate.from_phases({"compute": 0.2}, 64)])
+    assert not any(hasattr(c, "has_yerr") for c in plain.containers)
+
+
+def test_curve_saturation_equals_the_symbolic_integer_saturation():
+    from perfmodel.symbolic import saturation_workers
+
+    k = np.arange(1, 257)
+    cases = ((102.2e6, 1.25e9, "hybrid"), (50e6, 1.25e9, "ps"), (20e6, 3.125e9, "fcfs"))
+    for mb, bw, sharing in cases:
+        v = dict(model_bytes=mb, bandwidth=bw, t_forward=0.18, t_backward=0.26)
+        x = k / sync_step_time(v["model_bytes"], v["bandwidth"], v["t_forward"], v["t_backward"],
+                               0.0, k, sharing=sharing)
+        expected = saturation_workers(sharing, **v)
+        assert 1 < expected < 256
+        assert plot.curve_saturation_workers(k, x) == expected
+
+
+def test_curve_saturation_by_hand_and_beyond_the_range():
+    # gains per added worker: 10, 8, 0.8, 0.4 against 0.1 * 10 = 1 -> K = 2
+    assert plot.curve_saturation_workers([1, 2, 3, 4], [10.0, 18.0, 18.8, 19.2]) == 2
+    # gaps of several workers: (30 - 10) / 2 = 10 per worker, (34 - 30) / 4 = 1 (not > 1) -> K = 3
+    assert plot.curve_saturation_workers([1, 3, 7], [10.0, 30.0, 34.0]) == 3
+    assert plot.curve_saturation_workers([1, 2, 3], [10.0, 20.0, 30.0]) == np.inf  # linear
+    with pytest.raises(ValueError, match="increase"):
+        plot.curve_saturation_workers([2, 1], [1.0, 2.0])
+
+
+def test_model_scalability_draws_each_models_estimates_and_bands():
+    from perfmodel.result import Estimate
+
+    class Banded:
+        """A model whose throughput carries a +-10% interval (as a fitted model's would)."""
+        uses_parameter_servers = True
+
+        def estimate(self, workload, cluster, config):
+            est = SyncCoarse().estimate(workload, cluster, config)
+            return est.with_interval(0.9 * est.throughput, 1.1 * est.throughput, level=0.9,
+                                     source="test")
+
+    prof, cl = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")
+    k = list(range(1, 9))
+    ax = plot.model_scalability({"sync": SyncCoarse(), "banded": Banded()}, prof, cl, k)
+    sync = [SyncCoarse().estimate(prof, cl, Config(n_replicas=i, n_ps=1)).throughput for i in k]
+    curves = [line for line in ax.lines if line.get_label() in ("sync", "banded")]
+    for line in curves:
+        np.testing.assert_allclose(line.get_ydata(), sync, rtol=1e-12)
+    (band,) = ax.collections
+    assert band.get_label() == "banded: 90% interval"
+    assert band.get_paths()[0].vertices[:, 1].max() == pytest.approx(1.1 * max(sync))
+    assert isinstance(plot.estimates_over_workers(Banded(), prof, cl, [2])[0], Estimate)
+
+
+def _row(workers, bandwidth, throughput, band=None, level=0.9, error=None):
+    """A sweep-table row: 32 samples per step, so step_time = 32 / throughput."""
+    row = {"key": f"{workers}-{bandwidth}", "model": "sync", "workers": workers, "n_ps": 1,
+           "bandwidth": bandwidth, "step_time": 32 / throughput, "throughput": throughput,
+           "bottleneck": "uplink", "epoch_time": None}
+    if band is not None:
+        row.update(throughput_low=band[0], throughput_high=band[1], interval_level=level)
+    return row | {"phase_uplink": 32 / throughput, "error": error}
+
+
+def test_sweep_curves_one_line_per_other_axis_with_bands():
+    rows = [_row(2, 1.25e9, 60.0, (50.0, 70.0)), _row(1, 1.25e9, 40.0, (35.0, 44.0)),
+            _row(1, 1.25e8, 10.0), _row(2, 1.25e8, 12.0),
+            _row(4, 1.25e8, 1.0, error="Infeasible: too many")]
+    ax = plot.sweep_curves(rows)
+    fast, slow = ax.lines
+    assert fast.get_label() == "10 Gbps" and slow.get_label() == "1 Gbps"
+    np.testing.assert_allclose(fast.get_xdata(), [1, 2])  # sorted by workers
+    np.testing.assert_allclose(fast.get_ydata(), [40.0, 60.0])
+    np.testing.assert_allclose(slow.get_xdata(), [1, 2])  # the failed row is left out
+    (band,) = ax.collections  # only the 10 Gbps rows carry intervals
+    verts = band.get_paths()[0].vertices
+    assert band.get_label() == "10 Gbps: 90% interval"
+    assert verts[:, 1].min() == pytest.approx(35.0) and verts[:, 1].max() == pytest.approx(70.0)
+    # step time: 32 / throughput, band [32 / high, 32 / low]
+    ax = plot.sweep_curves(rows, y="step_time")
+    verts = ax.collections[0].get_paths()[0].vertices
+    assert verts[:, 1].min() == pytest.approx(32 / 70.0)
+    assert verts[:, 1].max() == pytest.approx(32 / 35.0)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [0.8, 32 / 60.0])
+
+
+def test_sweep_curves_bad_columns():
+    rows = [_row(1, 1.25e9, 40.0), _row(2, 1.25e9, 60.0)]
+    assert plot.sweep_curves(rows).lines[0].get_label() == "throughput"  # nothing else varies
+    with pytest.raises(ValueError, match="x: 'phase_uplink'"):
+        plot.sweep_curves(rows, x="phase_uplink")
+    with pytest.raises(ValueError, match="y:"):
+        plot.sweep_curves(rows, y="bottleneck")
+    with pytest.raises(ValueError, match="rows:"):
+        plot.sweep_curves([_row(1, 1.25e9, 1.0, error="SpecError: x")])
