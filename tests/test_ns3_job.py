@@ -1,0 +1,140 @@
+"""Packet-level PS job engine (issue 10 item 4b): closed forms where they are exact.
+
+The ns-3 runs are skipped, with the reason, when the optional ``ns3`` package
+is absent.  Job: resnet50-pipedream's numbers (M = 102.2 MB, T_F = 0.182 s,
+T_B = 0.261 s) with T_S = 20 ms, scale 1000, few steps (each run < 1 s).
+"""
+
+import csv
+import importlib.resources
+import io
+import math
+
+import pytest
+
+from perfmodel.coarse import sync_step_time
+from perfmodel.errors import SpecError
+from perfmodel.placement import ns3_job
+from perfmodel.placement.ns3_job import LINK_EFFICIENCY as EFF
+from perfmodel.placement.ns3_job import simulate_ps_job_ns3
+from perfmodel.queueing import async_solve
+
+needs_ns3 = pytest.mark.skipif(not ns3_job.available(),
+                               reason="ns-3 not installed: pip install 'perfmodel[ns3]' "
+                                      "(the 'ns3' package from PyPI)")
+
+M, TF, TB, TS = 102228128.0, 0.182488, 0.260931, 0.02
+G10 = 10e9 / 8
+
+
+@needs_ns3
+@pytest.mark.parametrize("workers", [4, 12])
+def test_sync_fair_lossless_matches_eq7_with_header_efficiency(workers):
+    # fair queues, constant compute: all pulls end together at K M / B', all pushes
+    # take K M / B' again: eq. 7 with B' = B * 1448/1502
+    r = simulate_ps_job_ns3(M, G10, TF, TB, TS, workers, queue="fair", steps=5, warmup=1,
+                            batches=1)
+    expected = sync_step_time(M, G10, TF, TB, TS, workers, sharing="ps",
+                              link_efficiency=EFF)
+    # K = 4 by hand: 8 * 0.081783 / 0.96405 + 0.443419 + 0.02 = 1.1421 s
+    assert expected == pytest.approx(2 * workers * M / G10 / (1448 / 1502) + TF + TB + TS,
+                                     rel=1e-12)
+    assert r.mean_step_time == pytest.approx(expected, rel=0.03)
+    assert r.step_rate == pytest.approx(workers / r.mean_step_time, rel=1e-9)
+
+
+@needs_ns3
+def test_async_single_worker_cycle_is_pull_compute_push_update():
+    r = simulate_ps_job_ns3(M, G10, TF, TB, TS, 1, mode="async", steps=5, warmup=1,
+                            batches=1, batch_size=128)
+    cycle = 2 * M / (G10 * 1448 / 1502) + TF + TB + TS          # 0.6331 s
+    assert r.step_rate == pytest.approx(1 / cycle, rel=0.03)
+    assert r.throughput == pytest.approx(128 * r.step_rate, rel=1e-12)
+
+
+@needs_ns3
+def test_overlap_single_worker_pays_one_block_each_way():
+    # 4 blocks: block 0 must arrive before forward starts and the last gradient block
+    # leaves after backward ends; a block's transfer (21 ms) hides under a block's compute
+    r = simulate_ps_job_ns3(M, G10, TF, TB, TS, 1, overlap=True, chunks=4, steps=5,
+                            warmup=1, batches=1)
+    pipeline = 2 * M / (4 * G10 * 1448 / 1502) + TF + TB + TS  # 0.5058 s
+    assert r.mean_step_time == pytest.approx(pipeline, rel=0.03)
+    eq10 = sync_step_time(M, G10, TF, TB, TS, 1, sharing="ps", overlap=True,
+                          link_efficiency=EFF)
+    assert eq10 < r.mean_step_time                              # eq. 10: infinitely many blocks
+
+
+@needs_ns3
+def test_async_lock_step_on_fair_link_falls_below_mva():
+    # constant compute + fair sharing: the workers pull, compute and push together,
+    # so the MVA's averages overpredict (issue 10); a spread breaks the lock-step
+    kw = dict(mode="async", queue="fair", steps=10, warmup=2, batches=1)
+    lock = simulate_ps_job_ns3(M, 1.25e8, TF, TB, TS, 4, compute_cv=0.0, **kw)
+    mva = async_solve(M, 1.25e8 * EFF, TF, TB, TS, 4, discipline="ps").throughput
+    assert lock.step_rate < 0.8 * mva
+
+
+@needs_ns3
+def test_loss_slows_a_short_transfer():
+    kw = dict(steps=10, warmup=1, batches=1, seed=3)
+    clean = simulate_ps_job_ns3(M, G10, TF, TB, TS, 1, **kw)
+    lossy = simulate_ps_job_ns3(M, G10, TF, TB, TS, 1, loss_rate=0.01, **kw)
+    assert lossy.throughput < 0.95 * clean.throughput
+
+
+@pytest.mark.parametrize("field, kwargs", [
+    ("mode", dict(mode="hogwild")), ("queue", dict(queue="red")),
+    ("loss_rate", dict(loss_rate=1.0)), ("update", dict(update="never")),
+    ("overlap", dict(overlap=1)), ("steps", dict(steps=2, batches=5)),
+    ("compute_cv", dict(compute_cv=-0.1)), ("scale", dict(scale=1e9)),
+])
+def test_bad_options_name_the_field(field, kwargs):
+    with pytest.raises(SpecError) as err:
+        simulate_ps_job_ns3(M, G10, TF, TB, TS, 2, **kwargs)
+    assert err.value.field == field
+
+
+def test_bad_job_numbers_name_the_field():
+    with pytest.raises(SpecError) as err:
+        simulate_ps_job_ns3(M, G10, TF, TB, TS, 0)
+    assert err.value.field == "workers"
+    with pytest.raises(SpecError) as err:
+        simulate_ps_job_ns3(M, "1 Gbit/s", TF, -1.0, TS, 2)
+    assert err.value.field == "t_backward"
+
+
+def test_cli_rejects_bad_workers_with_exit_2(tmp_path, capsys):
+    if not ns3_job.available():
+        pytest.skip("main() exits 2 on a missing ns-3 before parsing --workers")
+    assert ns3_job.main(["--out", str(tmp_path / "m.csv"), "--workers", "1,x"]) == 2
+    assert "--workers" in capsys.readouterr().err
+
+
+def _matrix():
+    text = (importlib.resources.files("perfmodel.zoo") / "validation" / "ns3_matrix.csv"
+            ).read_text()
+    comments = [line for line in text.splitlines() if line.startswith("#")]
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    return comments, list(csv.DictReader(io.StringIO(body)))
+
+
+def test_shipped_matrix_has_every_regime_and_worker_count():
+    comments, rows = _matrix()
+    assert any("regenerate: python -m perfmodel.placement.ns3_job" in c for c in comments)
+    assert tuple(rows[0]) == ns3_job.MATRIX_COLUMNS
+    cells = {(r["regime"], int(r["workers"])) for r in rows}
+    names = [g["regime"] for g in ns3_job.matrix_regimes()]
+    assert len(set(names)) == len(names)
+    assert cells == {(n, k) for n in names for k in ns3_job.MATRIX_WORKERS}
+
+
+def test_shipped_matrix_respects_compute_and_nic_bounds():
+    # a worker cannot beat its own compute; the PS NIC carries one model per gradient
+    _, rows = _matrix()
+    for r in rows:
+        k, b, bw = int(r["workers"]), int(r["batch_size"]), float(r["bandwidth"])
+        x = float(r["throughput"])
+        assert 0 < x <= 1.15 * k * b / (TF + TB), r   # 1.15: sampled compute means
+        assert x <= 1.02 * b * bw * EFF / M, r
+        assert math.isfinite(float(r["throughput_std"])) and float(r["throughput_std"]) >= 0
