@@ -57,7 +57,7 @@ from .errors import PerfModelError, SpecError
 from .specs import Cluster, Config, Profile
 
 __all__ = ["BUILTIN_PATH", "DL2Record", "parse_dl2", "load_builtin", "default_candidates",
-           "DL2Fit", "fit_model", "OptimusCandidate", "DL2Report", "validate_dl2"]
+           "DL2Fit", "network", "fit_model", "OptimusCandidate", "DL2Report", "validate_dl2"]
 
 #: The built-in, unchanged copy of DL2's ``config_speed.txt``.
 BUILTIN_PATH = Path(__file__).parent / "zoo" / "dl2" / "dl2_config_speed.txt"
@@ -213,6 +213,8 @@ class DL2Fit:
         Share of the compute in the forward pass.
     train_error : float
         RMS relative speed error on the training records.
+    cluster : Cluster or None
+        Network tunables the fit assumed (None: the defaults).
     """
 
     model: Any
@@ -221,27 +223,38 @@ class DL2Fit:
     u: float
     forward_fraction: float = 1.0 / 3.0
     train_error: float = float("nan")
+    cluster: Cluster | None = None
 
     def predict(self, n_ps: int, n_workers: int, batch_size: int) -> float:
         """Predicted job speed (samples/s) of one configuration."""
         return _predict(self.model, (self.c, self.tau, self.u), n_ps, n_workers, batch_size,
-                        self.forward_fraction)
+                        self.forward_fraction, self.cluster or _CLUSTER)
 
 
 _CLUSTER = Cluster(machines=10_000, nic_bandwidth=_B_REF, name="dl2-fit")
 
 
-def _predict(model, theta, n_ps, n_workers, batch_size, phi) -> float:
+def network(**tunables) -> Cluster:
+    """The fitting cluster (``nic_bandwidth`` = 1 GB/s reference) with network tunables set.
+
+    ``network(update_growth=1.0)`` is the cluster :func:`fit_model` uses when
+    the update is calibrated to cost per gradient (issue 10).
+    """
+    return _CLUSTER.replace(**tunables)
+
+
+def _predict(model, theta, n_ps, n_workers, batch_size, phi, cluster=_CLUSTER) -> float:
     c, tau, u = (float(v) for v in theta)
     b = -(-batch_size // n_workers)
     compute = max(c, 1e-12) * b
     profile = Profile(model_bytes=max(tau, 1e-12) * _B_REF, t_forward=phi * compute,
                       t_backward=(1.0 - phi) * compute, t_update=max(u, 0.0), batch_size=1)
-    est = model.estimate(profile, _CLUSTER, Config(n_replicas=n_workers, n_ps=n_ps))
+    est = model.estimate(profile, cluster, Config(n_replicas=n_workers, n_ps=n_ps))
     return batch_size * est.throughput / n_workers
 
 
-def fit_model(model, records, *, forward_fraction: float = 1.0 / 3.0) -> DL2Fit:
+def fit_model(model, records, *, forward_fraction: float = 1.0 / 3.0,
+              cluster: Cluster | None = None, starts=None, tolerance: float = 1e-10) -> DL2Fit:
     """Fit ``(c, tau, u)`` of ``model`` to DL2 records (relative speed errors).
 
     Parameters
@@ -252,6 +265,13 @@ def fit_model(model, records, *, forward_fraction: float = 1.0 / 3.0) -> DL2Fit:
         Training measurements (non-failed) of one DNN.
     forward_fraction : float
         Forward share phi of the compute, in [0, 1].
+    cluster : Cluster, optional
+        Network tunables (``update_growth``, ``sharing_weight``, ...) on the
+        1 GB/s reference cluster, e.g. from :func:`network`; default: none set.
+    starts : sequence of (c, tau, u), optional
+        Starting points of the least-squares fit (default: five splits of the
+        smallest configuration's step time); a calibration passes an earlier
+        fit's unknowns to refit quickly.
 
     Returns
     -------
@@ -275,28 +295,30 @@ def fit_model(model, records, *, forward_fraction: float = 1.0 / 3.0) -> DL2Fit:
 
     def residual(log_theta):
         theta = np.exp(log_theta)
-        pred = [_predict(model, theta, r.n_ps, r.n_workers, r.batch_size, forward_fraction)
-                for r in records]
+        pred = [_predict(model, theta, r.n_ps, r.n_workers, r.batch_size, forward_fraction,
+                         cluster or _CLUSTER) for r in records]
         return np.asarray(pred) / meas - 1.0
 
     # Starts: the smallest configuration's step time split between compute,
     # two transfers and the update in a few proportions (deterministic).
     first = min(records, key=lambda r: (r.n_ps, r.n_workers))
     step = first.batch_size / first.speed
+    if starts is None:
+        starts = [(share[0] * step / first.local_batch, share[1] * step, share[2] * step)
+                  for share in ((0.5, 0.2, 0.1), (0.8, 0.05, 0.1), (0.2, 0.3, 0.2),
+                                (0.2, 0.1, 0.6), (0.34, 0.16, 0.34))]
     best = None
-    for share in ((0.5, 0.2, 0.1), (0.8, 0.05, 0.1), (0.2, 0.3, 0.2), (0.2, 0.1, 0.6),
-                  (0.34, 0.16, 0.34)):
-        start = np.log([share[0] * step / first.local_batch, share[1] * step,
-                        share[2] * step])
+    for theta0 in starts:
+        start = np.log(np.clip(np.asarray(theta0, dtype=float), 1e-12, 1e6))
         sol = least_squares(residual, start, bounds=(np.log(1e-12), np.log(1e6)),
-                            method="trf", xtol=1e-10, ftol=1e-10, max_nfev=300)
+                            method="trf", xtol=tolerance, ftol=tolerance, max_nfev=300)
         cost = float(np.sum(sol.fun ** 2))
         if best is None or cost < best[0]:
             best = (cost, sol.x)
     theta = np.exp(best[1])
     err = float(np.sqrt(best[0] / len(records)))
     return DL2Fit(model, float(theta[0]), float(theta[1]), float(theta[2]), forward_fraction,
-                  err)
+                  err, cluster)
 
 
 @dataclass(frozen=True)

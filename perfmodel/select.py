@@ -1,0 +1,709 @@
+"""Choosing the model that fits a calibrated network, with error bars (issue 10 items 2-3).
+
+Each seed model carries assumptions about the network (seed 003 eq. 9's fixed
+50/50 PS/FCFS average, the nominal line rate, a per-step PS update, workers
+that drift apart in the MVA).  Given a few measured configurations of one job
+on one network, this module
+
+* calibrates every *candidate* (a model and the tunables it may fit) on the
+  measurements by :func:`perfmodel.tuning.fit_tunables` (grid search, tunables
+  in the cluster file: ``link_efficiency``, ``sharing_weight``,
+  ``update_growth``; model options such as ``rho_threshold``), with
+  leave-one-out (LOO) residuals;
+* chooses among them (:func:`choose`): the candidates valid in the job's
+  regime, lowest LOO error, and within ``tolerance`` of that error the
+  simplest family (closed form, then queueing, then simulation);
+* wraps the choice in :class:`Calibrated`, a model whose ``estimate`` returns
+  an :class:`~perfmodel.result.Estimate` with ``meta["model"]`` (the
+  candidate's name), ``meta["why"]`` (the reason it was chosen) and a
+  ``throughput_interval`` from the LOO residuals.
+
+Regime validity (named options of :func:`select_model`)
+-------------------------------------------------------
+* ``mode``: sync candidates for sync jobs, async candidates for async jobs.
+* Async lock-step: async workers with near-constant compute times on a fairly
+  shared link stay in lock-step: every worker sends at the same moment and the
+  link is shared as in a synchronous step, so the MVA's averages (which assume
+  workers drift apart, seed 003 eqs. 1-5) overpredict.  When the compute
+  time's coefficient of variation is below ``lockstep_cv`` (default 0.05) and
+  the link is fair (``link_sharing="fair"``), the MVA is out of its regime and
+  the lock-step model (:class:`LockStep`: seed 003 eq. 7 per worker) is in it;
+  with ``compute_cv >= lockstep_cv`` the reverse.  With the link's sharing
+  unknown (``link_sharing=None``) both stay valid and the LOO error decides.
+  The issue names this rule; the threshold 0.05 is our choice: below it a
+  worker's step drifts by less than one transfer time of a ResNet-50-sized
+  model at 10 Gbps within about ten steps.
+* Link sharing (``link_sharing``, when known): a fair queue shares the
+  server's link as processor sharing, seed 003 eq. 7 (``sync-ps``,
+  ``sim-ps``, the lock-step model); TCP over a FIFO (drop-tail) queue falls
+  between PS and first-come-first-served sharing, which is why seed 003
+  averages the two (eq. 9): ``sync-hybrid`` with its fitted weight,
+  ``sync-fcfs`` and ``sim-fcfs`` (eq. 8, the FIFO extreme).  The async MVA
+  selects its discipline itself (eq. 5) and stays valid with either.  A
+  candidate that does not share the server's link between workers at all
+  (seed 001's GST, whose eqs. 10-12 time one worker's transfer) is valid
+  only when the sharing is unknown.
+* A candidate outside its regime is chosen only when no candidate is valid.
+
+Error bars
+----------
+The LOO residuals of the chosen candidate, in log space, ``d_i = log(measured_i
+/ predicted_i)`` (each point predicted by a fit on the others), give a
+symmetric half-width ``h`` and the interval ``[T exp(-h), T exp(h)]`` around
+the prediction ``T`` at level ``level`` (default 0.9):
+
+* ``n`` residuals with ``ceil((n + 1) level) <= n`` (n >= 9 at 0.9): the
+  ``ceil((n + 1) level)``-th smallest ``|d_i|`` (the split-conformal quantile;
+  the jackknife+ coverage argument, Barber et al. 2021, for LOO residuals);
+* fewer residuals: Student's t with ``n`` degrees of freedom (the residuals
+  are taken as centred) times the RMS of ``d_i``, the usual small-sample
+  inflation: at n = 2 it is 2.92 RMS for 90%;
+* never less than ``min_width`` (default 0.02, i.e. about 2%): with two
+  calibration points the fit can reproduce both by chance, and a zero width
+  would claim what two points cannot show;
+* fewer than 2 measurements (no LOO): ``prior_width`` (default 0.3).
+
+LOO residuals measure errors among the calibration points; a prediction far
+beyond them (12 workers from runs with 1 and 2) also carries the model's
+misfit growing with the distance, which two points cannot show.  With
+``extrapolation="linear"`` (the default, our choice) the half-width is
+multiplied by ``max(1, K / K_cal)``, K the predicted workers and K_cal the
+most workers among the calibration points: a relative misfit of the step
+time's slope grows about linearly in K.  ``"none"`` keeps the LOO width
+(right when the model is correct and only the noise is left).
+
+When the candidate's own estimate carries an interval (GST percentiles, a
+simulator's replications) the two are joined (the wider on each side).
+
+References
+----------
+Seed 003 (``003_466ded720105ddf3.txt``): eqs. 1-5 (MVA), eq. 7 (PS sharing),
+eqs. 7-10 (sync coarse), Sec. 4.2.1 (calibration by profiling); seed 001
+(GST percentiles).  Barber, Candes, Ramdas, Tibshirani, "Predictive inference
+with the jackknife+", Ann. Statist. 49(1), 2021.  Issue 10 items 2-3.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .errors import Infeasible, PerfModelError, SpecError
+from .result import Estimate
+from .specs import Cluster, Config, Profile
+
+__all__ = ["FAMILIES", "LOCKSTEP_CV", "Candidate", "LockStep", "BlockTrace", "default_candidates",
+           "interval_halfwidth", "Calibrated", "Score", "Selection", "choose",
+           "calibrate_candidate", "select_model"]
+
+#: Model families, simplest first (the tie-break order of :func:`choose`).
+FAMILIES = ("closed form", "queueing", "simulation")
+
+#: Compute-time coefficient of variation below which async workers may stay in lock-step.
+LOCKSTEP_CV = 0.05
+
+#: Grid of the link efficiency (goodput / line rate): 1.0 first, so ties keep the nominal rate.
+_EFFICIENCY = tuple(round(1.0 - 0.02 * i, 2) for i in range(26))
+#: The simulator's coarser grid (each point is a simulation).
+_SIM_EFFICIENCY = (1.0, 0.96, 0.92, 0.88, 0.84, 0.8, 0.7, 0.6, 0.5)
+#: Sharing weight (1: PS sharing, 0: FCFS): the eq. 9 value 0.5 first, then outwards.
+_SHARING = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9, 0.1, 1.0, 0.0)
+#: Update growth g of t_U(K) = t_update ((1 - g) + g K): per step (0) first.
+_GROWTH = tuple(round(0.1 * i, 1) for i in range(11))
+#: Seed 003 Sec. 4.2.1's rho_T grid, its AWS value 0.6 first.
+_RHO = (0.6, 0.5, 0.7, 0.4, 0.8, 0.3, 0.9, 0.2, 1.0, 0.1)
+
+
+def _check_level(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise SpecError(name, f"must be a number in (0, 1), got {value!r}")
+    return float(value)
+
+
+def _check_width(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0:
+        raise SpecError(name, f"must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+# --------------------------------------------------------------------------
+# Candidates
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LockStep:
+    """Async-SGD whose workers stay in lock-step: a synchronous step per worker step.
+
+    With identical, near-constant compute times and a fairly shared link, async
+    workers finish computing together, send together and share the link as in
+    a synchronous step; each worker then waits for its own update only, which
+    is the synchronous step of ``model`` (default: PS sharing, seed 003 eq. 7).
+    The throughput is ``K b / T_sync(K)``.
+
+    Parameters
+    ----------
+    model : object
+        A synchronous model (default ``SyncCoarse(sharing="ps")``).
+    """
+
+    model: Any = None
+    uses_parameter_servers = True
+
+    def _inner(self):
+        if self.model is not None:
+            return self.model
+        from .coarse import SyncCoarse
+        return SyncCoarse(sharing="ps")
+
+    def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
+        """The synchronous step of ``config`` (mode set to sync), labelled lock-step."""
+        est = self._inner().estimate(workload, cluster, config.replace(mode="sync"))
+        meta = dict(est.meta, lockstep=True, mode=config.mode)
+        return dataclasses.replace(est, meta=meta)
+
+
+@dataclass(frozen=True)
+class BlockTrace:
+    """A trace-driven model run on a profile split into equal layer blocks.
+
+    A one-layer trace cannot overlap anything: its push starts after the
+    whole backward pass.  Real jobs push each layer's gradient as soon as it
+    is computed (seed 003 Sec. 3.2, eq. 6/10's overlap); splitting the model
+    bytes, T_F and T_B into ``blocks`` equal layers
+    (:func:`perfmodel.sim.trace.from_layers`, overlap on) gives the simulator
+    that partial overlap, where eq. 10 assumes a perfect one.
+
+    Parameters
+    ----------
+    model : object
+        A trace-driven model (:class:`~perfmodel.sim.model.TraceSim`).
+    blocks : int
+        Equal layer blocks (>= 1).
+    """
+
+    model: Any
+    blocks: int = 4
+    uses_parameter_servers = True
+
+    def __post_init__(self):
+        if isinstance(self.blocks, bool) or not isinstance(self.blocks, int) or self.blocks < 1:
+            raise SpecError("blocks", f"must be an integer >= 1, got {self.blocks!r}")
+
+    def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
+        """The model's estimate on the block trace of a :class:`Profile` workload."""
+        if isinstance(workload, Profile):
+            from .sim.trace import Trace
+            k = self.blocks
+            workload = Trace.from_layers([workload.model_bytes / k] * k,
+                                         [workload.t_forward / k] * k,
+                                         [workload.t_backward / k] * k, workload.t_update,
+                                         overlap=True, batch_size=workload.batch_size,
+                                         name=workload.name)
+        return self.model.estimate(workload, cluster, config)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A model with the tunables it may fit on measurements.
+
+    Attributes
+    ----------
+    name : str
+        Short name shown in reports (``"sync-hybrid"``).
+    family : {"closed form", "queueing", "simulation"}
+        Its kind, for the simplicity tie-break.
+    model : object
+        Any model with ``estimate(workload, cluster, config)``, a frozen dataclass.
+    grid : mapping of str to tuple
+        Tunables and their candidate values, preferred values first (ties in
+        the fit go to the first): Cluster fields or model options, as for
+        :func:`perfmodel.tuning.fit_tunables`.
+    modes : tuple of str
+        Synchronisation modes it models (``"sync"``, ``"async"``).
+    lockstep : bool or None
+        True: valid only when async workers are in lock-step; False: valid
+        only when they drift apart; None: either (see the module docstring).
+    links : tuple of str
+        Link queues whose sharing it represents (``"fair"``, ``"fifo"``);
+        empty: it does not share the server's link among workers at all.
+    """
+
+    name: str
+    family: str
+    model: Any
+    grid: Mapping = field(default_factory=dict)
+    modes: tuple = ("sync",)
+    lockstep: bool | None = None
+    links: tuple = ("fair", "fifo")
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise SpecError("family", f"must be one of {', '.join(FAMILIES)}, got {self.family!r}")
+        if not hasattr(self.model, "estimate"):
+            raise SpecError("model", f"needs estimate(), got {type(self.model).__name__}")
+        for mode in self.modes:
+            if mode not in ("sync", "async"):
+                raise SpecError("modes", f"expected 'sync' or 'async', got {mode!r}")
+
+
+def _network_grid(*, growth: bool) -> dict:
+    grid = {"link_efficiency": _EFFICIENCY, "sharing_weight": _SHARING}
+    if growth:
+        grid["update_growth"] = _GROWTH
+    return grid
+
+
+def default_candidates(mode: str = "sync", *, overlap: bool = False,
+                       simulate: bool = False, blocks: int = 4) -> tuple[Candidate, ...]:
+    """The candidates for a parameter-server job: closed forms, queueing, simulation.
+
+    Parameters
+    ----------
+    mode : {"sync", "async"}
+        The job's synchronisation.
+    overlap : bool
+        Communication overlapped with computation (seed 003 eqs. 6 and 10).
+    simulate : bool
+        Include the trace-driven simulator (about 10 ms per estimate).
+    blocks : int
+        With ``overlap``, the simulator runs the profile split into this many
+        equal layer blocks (:class:`BlockTrace`).
+
+    Returns
+    -------
+    tuple of Candidate
+        sync: ``sync-ps`` (eq. 7), ``sync-fcfs`` (eq. 8), ``sync-hybrid``
+        (eq. 9/10 with a fitted sharing weight); async: ``async-mva`` (eqs.
+        1-6, fitted rho_T), ``async-lockstep`` (:class:`LockStep`); with
+        ``simulate``, ``sim-ps`` and ``sim-fcfs`` (seed 003 Algorithm 1, 40
+        steps after 4 of warm-up; with ``overlap`` on ``blocks`` layer blocks).  Each fits the link efficiency; ``sync-ps``
+        and ``sync-fcfs`` also the update growth, ``sync-hybrid`` the sharing
+        weight instead (with one bandwidth both only change the slope of the
+        step time in K, so fitting both on two points would be arbitrary).
+    """
+    from .coarse import SyncCoarse
+    from .queueing import AsyncMVA
+
+    if mode not in ("sync", "async"):
+        raise SpecError("mode", f"expected 'sync' or 'async', got {mode!r}")
+    eff = {"link_efficiency": _EFFICIENCY}
+    if mode == "sync":
+        out = [Candidate("sync-ps", "closed form", SyncCoarse("ps", overlap),
+                         dict(eff, update_growth=_GROWTH), links=("fair",)),
+               Candidate("sync-fcfs", "closed form", SyncCoarse("fcfs", overlap),
+                         dict(eff, update_growth=_GROWTH), links=("fifo",)),
+               Candidate("sync-hybrid", "closed form", SyncCoarse("hybrid", overlap),
+                         _network_grid(growth=False), links=("fifo",))]
+    else:
+        out = [Candidate("async-lockstep", "closed form",
+                         LockStep(SyncCoarse("ps", overlap)), dict(eff), ("async",), True,
+                         ("fair",)),
+               Candidate("async-mva", "queueing", AsyncMVA(overlap=overlap),
+                         dict(eff, rho_threshold=_RHO), ("async",), False)]
+    if simulate:
+        from .sim.model import TraceSim
+        for sharing, links in (("ps", ("fair",)), ("fcfs", ("fifo",))):
+            sim = TraceSim(sharing=sharing, steps=40, warmup=4)
+            out.append(Candidate(f"sim-{sharing}", "simulation",
+                                 BlockTrace(sim, blocks) if overlap else sim,
+                                 {"link_efficiency": _SIM_EFFICIENCY}, (mode,), links=links))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------
+# Intervals
+# --------------------------------------------------------------------------
+
+def interval_halfwidth(log_residuals: Sequence[float], level: float = 0.9, *,
+                       min_width: float = 0.02, prior_width: float = 0.3) -> float:
+    """Half-width h (in log throughput) of the interval ``[T e^-h, T e^h]``.
+
+    Parameters
+    ----------
+    log_residuals : sequence of float
+        ``log(measured / predicted)`` of held-out predictions (LOO).
+    level : float
+        Nominal coverage in (0, 1).
+    min_width : float
+        Smallest half-width returned.
+    prior_width : float
+        Half-width with fewer than 2 residuals.
+
+    Returns
+    -------
+    float
+        The half-width (see the module docstring for the rule).
+
+    Examples
+    --------
+    >>> round(interval_halfwidth([0.01, -0.03], 0.9), 4)   # t(2, 0.95) = 2.92 x RMS 0.0224
+    0.0653
+    >>> interval_halfwidth([0.1] * 9 + [0.5], 0.9)          # the 10th smallest of 10
+    0.5
+    """
+    level = _check_level("level", level)
+    min_width = _check_width("min_width", min_width)
+    prior_width = _check_width("prior_width", prior_width)
+    d = np.abs(np.asarray(log_residuals, dtype=float).ravel())
+    if not np.isfinite(d).all():
+        raise SpecError("log_residuals", "must be finite")
+    n = d.size
+    if n < 2:
+        return max(prior_width, min_width)
+    rank = math.ceil((n + 1) * level)
+    if rank <= n:
+        width = float(np.sort(d)[rank - 1])
+    else:
+        from scipy.stats import t
+        width = float(t.ppf(0.5 + level / 2, df=n) * np.sqrt(np.mean(d ** 2)))
+    return max(width, min_width)
+
+
+# --------------------------------------------------------------------------
+# The calibrated model
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Calibrated:
+    """A candidate with its fitted tunables and LOO residuals: a model with error bars.
+
+    Attributes
+    ----------
+    name, family : str
+        The candidate's name and family.
+    model : object
+        The model with its fitted options.
+    overrides : mapping of str to float
+        Fitted Cluster fields, applied to the cluster given to :meth:`estimate`.
+    log_residuals : tuple of float
+        LOO ``log(measured / predicted)`` on the calibration points.
+    level : float
+        Interval level (default 0.9).
+    why : str
+        Why this model answers (set by :func:`select_model`).
+    min_width, prior_width : float
+        See :func:`interval_halfwidth`.
+    calibration_workers : int or None
+        Most workers among the calibration points (None: unknown, no
+        extrapolation widening).
+    extrapolation : {"linear", "none"}
+        Widening beyond ``calibration_workers`` (see the module docstring).
+    """
+
+    name: str
+    family: str
+    model: Any
+    overrides: Mapping = field(default_factory=dict)
+    log_residuals: tuple = ()
+    level: float = 0.9
+    why: str = ""
+    min_width: float = 0.02
+    prior_width: float = 0.3
+    calibration_workers: int | None = None
+    extrapolation: str = "linear"
+
+    def __post_init__(self):
+        _check_level("level", self.level)
+        if self.extrapolation not in ("linear", "none"):
+            raise SpecError("extrapolation", f"expected 'linear' or 'none', got "
+                                             f"{self.extrapolation!r}")
+
+    def halfwidth_at(self, workers: int) -> float:
+        """Log half-width for a configuration of ``workers`` (extrapolation widening)."""
+        h = self.halfwidth
+        if self.extrapolation == "linear" and self.calibration_workers:
+            h *= max(1.0, workers / self.calibration_workers)
+        return h
+
+    @property
+    def halfwidth(self) -> float:
+        """Log half-width of the interval (:func:`interval_halfwidth`)."""
+        return interval_halfwidth(self.log_residuals, self.level, min_width=self.min_width,
+                                  prior_width=self.prior_width)
+
+    @property
+    def loo_error(self) -> float:
+        """Mean relative LOO error ``mean |exp(-d) - 1|`` (NaN without residuals)."""
+        if not self.log_residuals:
+            return float("nan")
+        return float(np.mean(np.abs(np.exp(-np.asarray(self.log_residuals)) - 1.0)))
+
+    def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
+        """The candidate's estimate on the calibrated cluster, with an interval.
+
+        ``meta["model"]`` is the candidate's name, ``meta["inner_model"]`` the
+        model's own name, ``meta["why"]`` the reason for the choice,
+        ``meta["calibration"]`` the fitted tunables.
+        """
+        est = self.model.estimate(workload, cluster.replace(**dict(self.overrides)), config)
+        h = self.halfwidth_at(config.n_replicas)
+        low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
+        source = f"LOO residuals of {len(self.log_residuals)} calibration points"
+        if est.throughput_interval is not None:
+            low, high = min(low, est.throughput_interval[0]), max(high, est.throughput_interval[1])
+            source += " joined with " + str(est.meta.get("interval_source", "the model's own"))
+        meta = dict(est.meta, model=self.name, inner_model=est.meta.get("model", ""),
+                    family=self.family, why=self.why, calibration=dict(self.overrides))
+        est = dataclasses.replace(est, meta=meta, throughput_interval=None)
+        return est.with_interval(low, high, level=self.level, source=source)
+
+
+def calibrate_candidate(candidate: Candidate, profile: Profile, cluster: Cluster,
+                        measurements, *, level: float = 0.9) -> Calibrated:
+    """Fit a candidate's tunables on measurements; LOO residuals for its interval.
+
+    Parameters
+    ----------
+    candidate : Candidate
+    profile : Profile
+        One worker's profile.
+    cluster : Cluster
+        The network before calibration.
+    measurements : sequence of perfmodel.tuning.Measurement
+    level : float
+        Interval level.
+
+    Returns
+    -------
+    Calibrated
+        With the fitted cluster fields as ``overrides`` (``why`` empty).
+
+    Raises
+    ------
+    SpecError, Infeasible
+        From :func:`perfmodel.tuning.fit_tunables`.
+    """
+    from .tuning import fit_tunables
+
+    ms = tuple(measurements)
+    grid = {k: v for k, v in candidate.grid.items()}
+    if not grid:   # nothing to fit: predictions as given, LOO = plain residuals
+        from .tuning import predict_measurements
+        pred = predict_measurements(candidate.model, profile, cluster, ms)
+        resid = tuple(float(np.log(m.throughput / p)) for m, p in zip(ms, pred))
+        return Calibrated(candidate.name, candidate.family, candidate.model, {}, resid, level,
+                          calibration_workers=max(m.workers for m in ms))
+    fit = fit_tunables(candidate.model, profile, cluster, ms, grid,
+                       cv="loo" if len(ms) >= 2 else None)
+    cluster_fields = {f.name for f in dataclasses.fields(Cluster)}
+    overrides = {k: v for k, v in fit.best.items() if k in cluster_fields}
+    resid = tuple(float(-np.log1p(e)) for e in fit.cv_errors)
+    return Calibrated(candidate.name, candidate.family, fit.model, overrides, resid, level,
+                      calibration_workers=max(m.workers for m in ms))
+
+
+# --------------------------------------------------------------------------
+# Choosing
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Score:
+    """One candidate's standing in a selection.
+
+    Attributes
+    ----------
+    name, family : str
+    valid : bool
+        In its regime (see the module docstring).
+    reason : str
+        Why it is or is not valid.
+    loo_error : float
+        Mean relative LOO error on the calibration points (NaN: not fitted).
+    error : str
+        The failure message when it could not be calibrated ("" otherwise).
+    n_tunables : int
+        Tunables fitted (the second simplicity criterion).
+    """
+
+    name: str
+    family: str
+    valid: bool
+    reason: str
+    loo_error: float
+    error: str = ""
+    n_tunables: int = 0
+
+
+def choose(scores: Sequence[Score], *, tolerance: float = 0.01) -> tuple[int, str]:
+    """Index of the chosen score and the reason, by regime, LOO error and simplicity.
+
+    Valid candidates that could be calibrated come first (all calibrated ones
+    when none is valid); among them the lowest LOO error; among those within
+    ``tolerance`` (absolute, in relative error) of it, the simplest: family
+    in :data:`FAMILIES` order, then fewer tunables, then the lowest error.
+
+    Raises
+    ------
+    PerfModelError
+        No candidate could be calibrated.
+    """
+    tolerance = _check_width("tolerance", tolerance)
+    fitted = [i for i, s in enumerate(scores) if not s.error and math.isfinite(s.loo_error)]
+    if not fitted:
+        raise PerfModelError("no candidate model could be calibrated on the measurements: " +
+                             "; ".join(f"{s.name}: {s.error}" for s in scores))
+    pool = [i for i in fitted if scores[i].valid] or fitted
+    best = min(scores[i].loo_error for i in pool)
+    near = [i for i in pool if scores[i].loo_error <= best + tolerance]
+    pick = min(near, key=lambda i: (FAMILIES.index(scores[i].family), scores[i].n_tunables,
+                                     scores[i].loo_error))
+    s = scores[pick]
+    why = (f"{s.name} ({s.family}): LOO error {100 * s.loo_error:.1f}% on the calibration "
+           f"points")
+    if s.loo_error > best:
+        why += (f", within {100 * tolerance:.0f} points of the best "
+                f"{100 * best:.1f}% and simpler")
+    elif len(pool) > 1:
+        why += ", the lowest of the candidates in this regime"
+    why += f"; {s.reason}" if s.valid else f"; no candidate is valid here ({s.reason})"
+    return pick, why
+
+
+def _validity(candidate: Candidate, mode: str, compute_cv: float | None,
+              link_sharing: str | None, lockstep_cv: float) -> tuple[bool, str]:
+    if mode not in candidate.modes:
+        return False, f"models {'/'.join(candidate.modes)} SGD, the job is {mode}"
+    if link_sharing is not None and link_sharing not in candidate.links:
+        what = (f"{'/'.join(candidate.links)} link sharing" if candidate.links
+                else "no sharing of the server's link between workers")
+        return False, f"models {what}, the link is {link_sharing}"
+    if candidate.lockstep is None or mode != "async" or compute_cv is None:
+        return True, f"models {mode} SGD"
+    steady = compute_cv < lockstep_cv
+    if link_sharing is None:
+        return True, (f"compute CV {compute_cv:g} {'<' if steady else '>='} {lockstep_cv:g}, "
+                      "link sharing unknown: either regime")
+    lockstep = steady and link_sharing == "fair"
+    regime = ("workers in lock-step (compute CV {:g} < {:g} on a fair link)" if lockstep
+              else "workers drift apart (compute CV {:g} vs {:g}, " + link_sharing + " link)")
+    regime = regime.format(compute_cv, lockstep_cv)
+    if candidate.lockstep == lockstep:
+        return True, regime
+    return False, "outside its regime: " + regime
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The outcome of :func:`select_model`.
+
+    Attributes
+    ----------
+    chosen : Calibrated
+        The model that answers (its ``why`` says why).
+    scores : tuple of Score
+        Every candidate's validity and LOO error, in candidate order.
+    calibrated : tuple of Calibrated or None
+        Every candidate calibrated (None where it failed), in candidate order.
+    """
+
+    chosen: Calibrated
+    scores: tuple
+    calibrated: tuple
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary."""
+        def num(x):
+            return float(x) if math.isfinite(x) else None
+        return {"chosen": self.chosen.name, "why": self.chosen.why,
+                "calibration": dict(self.chosen.overrides),
+                "halfwidth": self.chosen.halfwidth, "level": self.chosen.level,
+                "candidates": [dict(dataclasses.asdict(s), loo_error=num(s.loo_error))
+                               for s in self.scores]}
+
+    def text(self) -> str:
+        """Plain-text table of the candidates and the choice."""
+        lines = [f"{'candidate':<16}{'family':<13}{'valid':<7}{'LOO error':>10}  reason"]
+        for s in self.scores:
+            err = "-" if not math.isfinite(s.loo_error) else f"{100 * s.loo_error:.1f}%"
+            lines.append(f"{s.name:<16}{s.family:<13}{'yes' if s.valid else 'no':<7}"
+                         f"{err:>10}  {s.error or s.reason}")
+        lines.append(f"chosen: {self.chosen.why}")
+        return "\n".join(lines)
+
+
+def select_model(profile: Profile, cluster: Cluster, measurements, *,
+                 candidates: Sequence[Candidate] | None = None, mode: str | None = None,
+                 overlap: bool = False, compute_cv: float | None = None,
+                 link_sharing: str | None = None, lockstep_cv: float = LOCKSTEP_CV,
+                 level: float = 0.9, tolerance: float = 0.01,
+                 extrapolation: str = "linear") -> Selection:
+    """Calibrate every candidate on the measurements and choose the one that answers.
+
+    Parameters
+    ----------
+    profile : Profile
+        One worker's profile.
+    cluster : Cluster
+        The network before calibration (its ``compute_cv`` is read when
+        ``compute_cv`` is None).
+    measurements : sequence of perfmodel.tuning.Measurement
+        Measured configurations of the job, at least 2 (for LOO).
+    candidates : sequence of Candidate, optional
+        Default: :func:`default_candidates` for ``mode`` and ``overlap``.
+    mode : {"sync", "async"} or None
+        The job's mode; None: the measurements' (all must agree; default sync).
+    overlap : bool
+        For the default candidates.
+    compute_cv : float or None
+        Coefficient of variation of a worker's compute time.
+    link_sharing : {"fair", "fifo"} or None
+        How the link shares bandwidth between flows, when known.
+    lockstep_cv : float
+        Lock-step threshold (see the module docstring).
+    level : float
+        Interval level.
+    tolerance : float
+        Simplicity tie-break of :func:`choose`.
+    extrapolation : {"linear", "none"}
+        Interval widening beyond the calibration points (:class:`Calibrated`).
+
+    Returns
+    -------
+    Selection
+
+    Raises
+    ------
+    SpecError
+        Bad options or mixed modes.
+    PerfModelError
+        No candidate could be calibrated.
+    """
+    ms = tuple(measurements)
+    if len(ms) < 2:
+        raise SpecError("measurements", f"leave-one-out needs at least 2, got {len(ms)}")
+    modes = {m.mode or "sync" for m in ms}
+    if mode is None:
+        if len(modes) > 1:
+            raise SpecError("measurements", f"mix modes {sorted(modes)}; give mode")
+        mode = modes.pop() if modes else "sync"
+    if mode not in ("sync", "async"):
+        raise SpecError("mode", f"expected 'sync' or 'async', got {mode!r}")
+    if link_sharing not in (None, "fair", "fifo"):
+        raise SpecError("link_sharing", f"expected 'fair', 'fifo' or None, got {link_sharing!r}")
+    if compute_cv is None:
+        compute_cv = getattr(cluster, "compute_cv", None)
+    lockstep_cv = _check_width("lockstep_cv", lockstep_cv)
+    cands = tuple(default_candidates(mode, overlap=overlap) if candidates is None
+                  else candidates)
+    if not cands:
+        raise SpecError("candidates", "needs at least one candidate")
+    scores, fitted = [], []
+    for cand in cands:
+        valid, reason = _validity(cand, mode, compute_cv, link_sharing, lockstep_cv)
+        try:
+            cal = calibrate_candidate(cand, profile, cluster, ms, level=level)
+            scores.append(Score(cand.name, cand.family, valid, reason, cal.loo_error,
+                                n_tunables=len(cand.grid)))
+            fitted.append(cal)
+        except (PerfModelError, Infeasible) as err:
+            scores.append(Score(cand.name, cand.family, valid, reason, float("nan"), str(err),
+                                len(cand.grid)))
+            fitted.append(None)
+    pick, why = choose(scores, tolerance=tolerance)
+    chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation)
+    return Selection(chosen, tuple(scores), tuple(fitted))

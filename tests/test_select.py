@@ -1,0 +1,265 @@
+"""Tests of perfmodel.select: LOO-driven model choice, regime validity, error bars."""
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+
+from perfmodel import zoo
+from perfmodel.coarse import SyncCoarse
+from perfmodel.errors import PerfModelError, SpecError
+from perfmodel.queueing import AsyncMVA
+from perfmodel.result import Estimate
+from perfmodel.select import (Calibrated, Candidate, LockStep, Score, choose,
+                              default_candidates, interval_halfwidth, select_model)
+from perfmodel.specs import Config
+from perfmodel.tuning import Measurement
+
+EFF = tuple(round(1.0 - 0.02 * i, 2) for i in range(26))          # 1.0 .. 0.5
+SHARE = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9, 0.1, 1.0, 0.0)
+
+
+@pytest.fixture(scope="module")
+def profile():
+    return zoo.profile("resnet50-pipedream").replace(t_update=0.02)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    return zoo.cluster("aws-p3.2xlarge").replace(machines=32)
+
+
+def measured(model, profile, cluster, workers, mode="sync", noise=0.0, rng=None):
+    """Measurements of ``model`` on ``cluster`` times lognormal noise of sigma ``noise``."""
+    out = []
+    for w in workers:
+        t = model.estimate(profile, cluster, Config(n_replicas=w, mode=mode)).throughput
+        if noise:
+            t *= math.exp(rng.normal(0.0, noise))
+        out.append(Measurement(w, 1, cluster.nic_bandwidth, t, mode=mode))
+    return out
+
+
+# ---------------------------------------------------------------- intervals
+
+def test_halfwidth_student_t_by_hand():
+    # RMS of (0.01, -0.03) = sqrt(5e-4) = 0.022361; t(df=2, 0.95) = 2.919986
+    assert interval_halfwidth([0.01, -0.03], 0.9) == pytest.approx(2.919986 * 0.022361, rel=1e-4)
+
+
+def test_halfwidth_conformal_rank():
+    # n = 10, level 0.9: rank ceil(11 * 0.9) = 10 -> the largest; level 0.8: rank 9
+    d = [0.01 * i for i in range(1, 11)]
+    assert interval_halfwidth(d, 0.9) == pytest.approx(0.10)
+    assert interval_halfwidth(d, 0.8) == pytest.approx(0.09)
+
+
+def test_halfwidth_floor_and_prior():
+    assert interval_halfwidth([0.0, 0.0], 0.9, min_width=0.02) == 0.02
+    assert interval_halfwidth([], 0.9, prior_width=0.3) == 0.3
+    assert interval_halfwidth([0.1], 0.9, prior_width=0.25) == 0.25
+
+
+@pytest.mark.parametrize("kwargs, field", [({"level": 1.0}, "level"), ({"level": 0}, "level"),
+                                           ({"min_width": -1}, "min_width")])
+def test_halfwidth_bad_input(kwargs, field):
+    with pytest.raises(SpecError) as err:
+        interval_halfwidth([0.1, 0.2], **kwargs)
+    assert err.value.field == field
+
+
+def test_interval_covers_held_out_truth_at_about_nominal_rate(profile, cluster):
+    """Data from eq. 9 with w = 0.7, efficiency 0.85, 3% lognormal noise; 6 points
+    calibrate, 6 larger configurations are held out; the 90% interval should
+    cover about 90% of them (binomial sd over 240 events: 2 points)."""
+    rng = np.random.default_rng(20261126)
+    truth = cluster.replace(link_efficiency=0.85, sharing_weight=0.7)
+    cand = Candidate("sync-hybrid", "closed form", SyncCoarse("hybrid"),
+                     {"link_efficiency": EFF, "sharing_weight": SHARE})
+    covered = total = 0
+    for _ in range(40):
+        train = measured(SyncCoarse(), profile, truth, range(1, 7), noise=0.03, rng=rng)
+        test = measured(SyncCoarse(), profile, truth, range(7, 13), noise=0.03, rng=rng)
+        sel = select_model(profile, cluster, train, candidates=[cand], level=0.9)
+        chosen = dataclasses.replace(sel.chosen, extrapolation="none")   # noise only
+        for m in test:
+            low, high = chosen.estimate(profile, cluster, m.config()).throughput_interval
+            covered += low <= m.throughput <= high
+            total += 1
+    assert 0.8 <= covered / total <= 0.99
+
+
+# ---------------------------------------------------------------- selection
+
+@pytest.mark.parametrize("sharing", ["ps", "fcfs"])
+def test_the_generating_sync_model_is_chosen(profile, cluster, sharing):
+    rng = np.random.default_rng(7)
+    truth = cluster.replace(link_efficiency=0.9)
+    train = measured(SyncCoarse(sharing), profile, truth, range(1, 7), noise=0.005, rng=rng)
+    sel = select_model(profile, cluster, train)
+    assert sel.chosen.name == f"sync-{sharing}" or (
+        sel.chosen.name == "sync-hybrid"
+        and sel.chosen.overrides["sharing_weight"] == (1.0 if sharing == "ps" else 0.0))
+    assert sel.chosen.overrides["link_efficiency"] == pytest.approx(0.9, abs=0.025)
+
+
+@pytest.mark.parametrize("truth_name", ["async-mva", "async-lockstep"])
+def test_the_generating_async_model_is_chosen(profile, cluster, truth_name):
+    rng = np.random.default_rng(11)
+    model = AsyncMVA() if truth_name == "async-mva" else LockStep()
+    train = measured(model, profile, cluster, range(1, 7), mode="async", noise=0.005, rng=rng)
+    sel = select_model(profile, cluster, train)
+    assert sel.chosen.name == truth_name
+    assert "lowest" in sel.chosen.why
+
+
+def test_lockstep_regime_overrides_a_lower_loo_error(profile, cluster):
+    # MVA data fit the MVA best, but on a fair link with constant compute the
+    # MVA is outside its regime, so the lock-step model answers.
+    train = measured(AsyncMVA(), profile, cluster, range(1, 5), mode="async")
+    sel = select_model(profile, cluster, train, compute_cv=0.0, link_sharing="fair")
+    by_name = {s.name: s for s in sel.scores}
+    assert by_name["async-mva"].loo_error < by_name["async-lockstep"].loo_error
+    assert not by_name["async-mva"].valid and by_name["async-lockstep"].valid
+    assert sel.chosen.name == "async-lockstep" and "lock-step" in sel.chosen.why
+    # with variable compute the MVA is back in its regime
+    sel = select_model(profile, cluster, train, compute_cv=0.2, link_sharing="fair")
+    assert sel.chosen.name == "async-mva"
+
+
+def test_choose_prefers_the_simpler_family_within_tolerance():
+    scores = [Score("q", "queueing", True, "ok", 0.030), Score("c", "closed form", True, "ok", 0.035),
+              Score("s", "simulation", True, "ok", 0.001)]
+    assert choose(scores, tolerance=0.0)[0] == 2
+    pick, why = choose(scores, tolerance=0.04)
+    assert pick == 1 and "simpler" in why
+    # same family: fewer tunables within tolerance
+    two = [Score("hyb", "closed form", True, "ok", 0.020, n_tunables=3),
+           Score("ps", "closed form", True, "ok", 0.025, n_tunables=2)]
+    assert choose(two, tolerance=0.01)[0] == 1 and choose(two, tolerance=0.001)[0] == 0
+
+
+def test_choose_uses_invalid_only_without_valid_and_fails_when_none_fits():
+    scores = [Score("a", "closed form", False, "wrong mode", 0.01),
+              Score("b", "queueing", True, "ok", 0.20)]
+    assert choose(scores)[0] == 1
+    pick, why = choose([scores[0]])
+    assert pick == 0 and "no candidate is valid" in why
+    with pytest.raises(PerfModelError):
+        choose([Score("a", "closed form", True, "ok", float("nan"), error="Infeasible")])
+
+
+def test_sync_candidates_fail_on_async_data_and_are_reported(profile, cluster):
+    train = measured(AsyncMVA(), profile, cluster, range(1, 4), mode="async")
+    cands = default_candidates("sync") + default_candidates("async")
+    sel = select_model(profile, cluster, train, candidates=cands)
+    sync = [s for s in sel.scores if s.name.startswith("sync")]
+    assert all(not s.valid for s in sync)
+    assert sel.chosen.name.startswith("async")
+
+
+def test_select_model_bad_input(profile, cluster):
+    mixed = [Measurement(1, 1, 1.25e9, 100.0), Measurement(2, 1, 1.25e9, 190.0, mode="async")]
+    with pytest.raises(SpecError) as err:
+        select_model(profile, cluster, mixed)
+    assert err.value.field == "measurements"
+    with pytest.raises(SpecError) as err:
+        select_model(profile, cluster, mixed[:1] * 2, link_sharing="wfq")
+    assert err.value.field == "link_sharing"
+    with pytest.raises(SpecError) as err:
+        select_model(profile, cluster, mixed[:1])
+    assert err.value.field == "measurements"
+
+
+# ---------------------------------------------------------------- the calibrated model
+
+def test_calibrated_estimate_carries_model_why_and_interval(profile, cluster):
+    cal = Calibrated("sync-ps", "closed form", SyncCoarse("ps"), {"link_efficiency": 0.8},
+                     (0.01, -0.03), 0.9, why="because")
+    est = cal.estimate(profile, cluster, Config(n_replicas=4))
+    ref = SyncCoarse("ps").estimate(profile, cluster.replace(link_efficiency=0.8),
+                                    Config(n_replicas=4))
+    assert est.throughput == ref.throughput
+    h = 2.919986 * math.sqrt(5e-4)
+    assert est.throughput_interval == pytest.approx((ref.throughput * math.exp(-h),
+                                                     ref.throughput * math.exp(h)), rel=1e-5)
+    assert est.meta["model"] == "sync-ps" and est.meta["why"] == "because"
+    assert est.meta["inner_model"] == "SyncCoarse" and est.meta["interval_level"] == 0.9
+
+
+def test_extrapolation_widens_linearly_beyond_the_calibration_points():
+    cal = Calibrated("x", "closed form", SyncCoarse(), {}, (0.05, -0.05), 0.9,
+                     calibration_workers=2)
+    h = 2.919986 * 0.05
+    assert cal.halfwidth_at(1) == pytest.approx(h, rel=1e-5)
+    assert cal.halfwidth_at(2) == pytest.approx(h, rel=1e-5)
+    assert cal.halfwidth_at(12) == pytest.approx(6 * h, rel=1e-5)
+    flat = dataclasses.replace(cal, extrapolation="none")
+    assert flat.halfwidth_at(12) == pytest.approx(h, rel=1e-5)
+    with pytest.raises(SpecError) as err:
+        dataclasses.replace(cal, extrapolation="quadratic")
+    assert err.value.field == "extrapolation"
+
+
+@dataclasses.dataclass(frozen=True)
+class _WithInterval:
+    def estimate(self, workload, cluster, config):
+        return Estimate(1.0, 100.0, meta={"model": "X", "interval_source": "percentiles"},
+                        throughput_interval=(50.0, 101.0))
+
+
+def test_calibrated_joins_the_models_own_interval(profile, cluster):
+    est = Calibrated("x", "queueing", _WithInterval(), {}, (0.0, 0.0)).estimate(
+        profile, cluster, Config())
+    assert est.throughput_interval == pytest.approx((50.0, 100.0 * math.exp(0.02)))
+    assert "percentiles" in est.meta["interval_source"]
+
+
+def test_lockstep_equals_eq7_sync_step(profile, cluster):
+    a = LockStep().estimate(profile, cluster, Config(n_replicas=5, mode="async"))
+    b = SyncCoarse("ps").estimate(profile, cluster, Config(n_replicas=5))
+    assert a.throughput == b.throughput and a.meta["lockstep"] is True
+
+
+# ---------------------------------------------------------------- the command
+
+def test_cli_predict_with_measurements_shows_the_chosen_model_and_interval(capsys, tmp_path):
+    from perfmodel.cli import main
+    from perfmodel.io import load_measurements
+
+    path = tmp_path / "m.csv"
+    path.write_text("workers,n_ps,bandwidth,throughput\n1,1,1Gbps,58.8\n2,1,1Gbps,80.4\n"
+                    "3,1,1Gbps,91.6\n")
+    code = main(["predict", "--measurements", str(path), "--workers", "4", "--bandwidth",
+                 "1Gbps", "--format", "json"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    (record,) = json.loads(out)
+    prof, clu = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")
+    chosen = select_model(prof, clu, load_measurements(path)).chosen
+    est = chosen.estimate(prof, clu.replace(nic_bandwidth=1.25e8), Config(n_replicas=4))
+    assert record["throughput"] == pytest.approx(est.throughput)
+    assert record["throughput_interval"] == pytest.approx(list(est.throughput_interval))
+    code = main(["predict", "--measurements", str(path), "--workers", "4"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and "throughput_low" in out and f"chosen: {chosen.name}" in out
+
+
+def test_block_trace_with_one_block_is_the_profile_trace(profile, cluster):
+    from perfmodel.select import BlockTrace
+    from perfmodel.sim.model import TraceSim
+
+    sim = TraceSim(sharing="ps", steps=20, warmup=2)
+    cfg = Config(n_replicas=3)
+    one = BlockTrace(sim, 1).estimate(profile, cluster, cfg)
+    assert one.throughput == pytest.approx(sim.estimate(profile, cluster, cfg).throughput,
+                                           rel=1e-9)
+    # one worker: pushing each block as soon as it is computed can only help
+    k1 = Config(n_replicas=1)
+    assert BlockTrace(sim, 4).estimate(profile, cluster, k1).throughput > \
+        sim.estimate(profile, cluster, k1).throughput
+    with pytest.raises(SpecError) as err:
+        BlockTrace(sim, 0)
+    assert err.value.field == "blocks"

@@ -1,0 +1,154 @@
+"""Tests of perfmodel.validation: the ns-3 CSV, the matrix cells, the command."""
+
+import json
+import math
+
+import pytest
+
+from perfmodel import dl2, zoo
+from perfmodel.cli import main
+from perfmodel.coarse import SyncCoarse
+from perfmodel.errors import SpecError
+from perfmodel.select import LockStep
+from perfmodel.specs import Cluster, Config
+from perfmodel.validation import (NS3_COLUMNS, Matrix, dl2_cells, ns3_cells, parse_ns3,
+                                  validation_matrix)
+
+T_UPDATE = 0.03
+HEADER = (f"# synthetic ns-3 matrix for tests\n# job: resnet50-pipedream, t_update = 30 ms\n"
+          + ",".join(NS3_COLUMNS) + "\n")
+
+
+def synthetic_csv(model, mode, queue, efficiency, workers=range(1, 7), cv=0.0):
+    """Rows whose throughput is ``model``'s on a 10 Gbps link at ``efficiency``."""
+    prof = zoo.profile("resnet50-pipedream").replace(t_update=T_UPDATE)
+    clu = Cluster(machines=32, nic_bandwidth=1.25e9, link_efficiency=efficiency)
+    lines = []
+    for w in workers:
+        t = model.estimate(prof, clu, Config(n_replicas=w, mode=mode)).throughput
+        lines.append(f"r-{queue}-{mode},{queue},0,1.25e9,{mode},0,per-step,{cv},{w},1,128,"
+                     f"{t!r},0,100,1,1.0")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- the CSV
+
+def test_parse_ns3_header_and_rows():
+    header, runs = parse_ns3(HEADER + synthetic_csv(SyncCoarse("ps"), "sync", "fifo", 0.9))
+    assert header["t_update"] == pytest.approx(0.03)
+    assert len(runs) == 6 and runs[0].workers == 1 and runs[0].bandwidth == 1.25e9
+    assert runs[0].overlap is False and runs[0].line == 4
+    assert len({r.key for r in runs}) == 1
+
+
+@pytest.mark.parametrize("row, field", [
+    ("a,fifo,0,x,sync,0,per-step,0,1,1,128,10,0,100,1,1", "line 4, column bandwidth"),
+    ("a,fifo,0,1e9,both,0,per-step,0,1,1,128,10,0,100,1,1", "line 4, column mode"),
+    ("a,fifo,0,1e9,sync,0,per-step,0,0,1,128,10,0,100,1,1", "line 4"),
+])
+def test_parse_ns3_bad_rows_name_line_and_column(row, field):
+    with pytest.raises(SpecError) as err:
+        parse_ns3(HEADER + row + "\n")
+    assert err.value.field == field
+
+
+def test_parse_ns3_missing_column():
+    with pytest.raises(SpecError, match="missing column.*throughput"):
+        parse_ns3("regime,queue\n")
+
+
+# ---------------------------------------------------------------- ns-3 cells
+
+def test_ns3_cells_calibration_recovers_the_generating_model():
+    """Sync data of eq. 7 at 90% goodput: the calibrated eq. 7 is exact to the grid
+    (efficiency 0.90 is on it), the default one is off by the 10% goodput."""
+    header, runs = parse_ns3(HEADER + synthetic_csv(SyncCoarse("ps"), "sync", "fifo", 0.9))
+    cells = {(c.model, c.stage): c for c in ns3_cells(runs=runs, header=header)}
+    cal, default = cells[("sync-ps", "calibrated")], cells[("sync-ps", "default")]
+    assert cal.n_train == 2 and cal.n_test == 4
+    assert cal.max_error < 1e-9 and "link_efficiency=0.9" in cal.detail
+    assert default.mean_error > 0.03
+    sel = cells[("selected", "selected")]
+    assert sel.mean_error < 0.01 and sel.coverage == 1.0
+
+
+def test_ns3_cells_lockstep_regime_selects_lockstep():
+    csv = synthetic_csv(LockStep(), "async", "fair", 1.0)
+    header, runs = parse_ns3(HEADER + csv)
+    cells = ns3_cells(runs=runs, header=header)
+    sel = next(c for c in cells if c.stage == "selected")
+    assert "async-lockstep" in sel.detail and sel.max_error < 1e-9
+    models = {c.model for c in cells}
+    assert {"async-mva", "lin", "cynthia", "async-lockstep"} <= models
+
+
+def test_ns3_cells_need_t_update():
+    _, runs = parse_ns3(HEADER + synthetic_csv(SyncCoarse("ps"), "sync", "fifo", 0.9))
+    with pytest.raises(SpecError, match="t_update"):
+        ns3_cells(runs=runs, header={})
+
+
+# ---------------------------------------------------------------- DL2 cells
+
+@pytest.fixture(scope="module")
+def vgg_cells():
+    return dl2_cells(dnns=["vgg-16"])
+
+
+def test_dl2_default_stage_equals_validate_dl2(vgg_cells):
+    """The default stage is the same fit as `perfmodel validate dl2`: same errors."""
+    rep = dl2.validate_dl2(dnns=["vgg-16"])
+    ref = {r["candidate"]: r for r in rep.rows}
+    for c in vgg_cells:
+        if c.stage == "default":
+            assert c.mean_error == pytest.approx(ref[c.model]["mean_error"], rel=1e-6)
+            assert c.max_error == pytest.approx(ref[c.model]["max_error"], rel=1e-6)
+
+
+def test_dl2_selected_is_one_of_the_variants(vgg_cells):
+    sel = next(c for c in vgg_cells if c.stage == "selected")
+    assert sel.n_train == 4 and 0 <= sel.coverage <= 1
+    chosen = sel.detail.split(" (closed form)")[0]          # "sync-fcfs (default)"
+    name, stage = chosen.rsplit(" (", 1)
+    ref = next(c for c in vgg_cells if c.model == name and c.stage == stage.rstrip(")"))
+    assert sel.mean_error == ref.mean_error
+
+
+def test_matrix_tables_and_json(vgg_cells, tmp_path):
+    m = Matrix(tuple(vgg_cells), ("a note",))
+    summary = {(r["model"], r["stage"]): r for r in m.summary()}
+    assert summary[("sync-ps", "default")]["groups"] == 1
+    md = m.text(markdown=True)
+    assert "| dl2 | sync | sync-ps |" in md and "note: a note" in md
+    data = json.loads(json.dumps(m.to_dict(), allow_nan=False))
+    assert len(data["cells"]) == len(vgg_cells)
+
+
+# ---------------------------------------------------------------- the command
+
+def test_cli_validate_matrix_ns3_only(capsys, tmp_path):
+    path = tmp_path / "ns3.csv"
+    path.write_text(HEADER + synthetic_csv(SyncCoarse("ps"), "sync", "fifo", 0.9))
+    code = main(["validate", "matrix", "--only", "ns3", "--ns3", str(path), "--format", "json"])
+    out, _ = capsys.readouterr()
+    data = json.loads(out)
+    assert code == 0
+    lib = {(r["model"], r["stage"]): r for r in
+           validation_matrix(dl2=False, ns3_path=path).summary()}
+    for r in data["summary"]:
+        assert r["mean_error"] == pytest.approx(lib[(r["model"], r["stage"])]["mean_error"])
+    code = main(["validate", "matrix", "--only", "ns3", "--ns3", str(path), "--format",
+                 "markdown"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and "| ns3 | sync | **selected** |" in out
+
+
+def test_cli_validate_bad_input_exits_2(capsys, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HEADER + "a,fifo,0,x,sync,0,per-step,0,1,1,128,10,0,100,1,1\n")
+    code = main(["validate", "matrix", "--only", "ns3", "--ns3", str(bad)])
+    _, err = capsys.readouterr()
+    assert code == 2 and "bandwidth" in err and len(err.strip().splitlines()) == 1
+    code = main(["validate", "dl2", "--format", "markdown"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "markdown" in err
