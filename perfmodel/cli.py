@@ -136,6 +136,7 @@ _MODEL_FLAGS = {"sync": ("sharing", "overlap"), "allreduce": ("algorithm", "over
                 "async": ("discipline", "rho_threshold", "overlap", "residual"),
                 "lin": ("discipline", "rho_threshold", "residual"),
                 "cynthia": (),
+                "sim": ("sharing", "overlap"),
                 "layerwise": ("mw_position", "cache_model", "threads", "working_set")}
 
 
@@ -291,8 +292,8 @@ def _predict_layerwise(args) -> str:
 def cmd_predict(args) -> str:
     if args.model == "layerwise":
         return _predict_layerwise(args)
-    model = _model(args)
     profile, cluster = _workload(args), _cluster(args)
+    model = _selected(args, profile, cluster) if args.measurements else _model(args)
     workers = parse_int_range(args.workers, "--workers")
     bandwidths = _quantities(args.bandwidth, "B/s", "--bandwidth") if args.bandwidth else None
     n_ps = parse_int_range(args.ps, "--ps") if args.ps else None
@@ -308,9 +309,26 @@ def cmd_predict(args) -> str:
     columns = ["workers", "n_ps", "bandwidth_Gbps", "step_ms", "throughput", "bottleneck"]
     if any("epoch_min" in r for r in rows):
         columns.insert(5, "epoch_min")
-    title = (f"{args.model} model, profile {profile.name or args.profile}, "
+    if any("throughput_interval" in r for r in rows):
+        columns[columns.index("throughput") + 1:1] = ["throughput_low", "throughput_high"]
+        for r in rows:
+            r["throughput_low"], r["throughput_high"] = r.pop("throughput_interval", ("", ""))
+    name = f"selected {model.name}" if args.measurements else args.model
+    title = (f"{name} model, profile {profile.name or args.profile}, "
              f"batch {profile.batch_size}; throughput in samples/s\n")
+    if args.measurements:
+        title += (f"chosen: {model.why}\nthroughput_low/high: {100 * model.level:.0f}% interval "
+                  f"from the leave-one-out residuals\n")
     return title + _table(rows, columns)
+
+
+def _selected(args, profile, cluster):
+    """The model chosen and calibrated on --measurements (perfmodel.select)."""
+    from .select import select_model
+
+    selection = select_model(profile, cluster, io.load_measurements(args.measurements),
+                             overlap=bool(args.overlap))
+    return selection.chosen
 
 
 def _optimize_layerwise(args) -> str:
@@ -476,9 +494,28 @@ def cmd_simulate(args) -> str:
     return head + _table(rows, ["workers", "steps_per_s", "samples_per_s", "step_ms", "bottleneck"])
 
 
+def _validate_matrix(args) -> str:
+    from .validation import validation_matrix
+
+    only = args.only or ("dl2", "ns3")
+    matrix = validation_matrix(dl2="dl2" in only, ns3="ns3" in only, ns3_path=args.ns3,
+                               dnns=args.dnn or None)
+    if args.format == "json":
+        return _json(matrix.to_dict())
+    if args.format == "markdown":
+        groups = "".join(f"\n\nselected model per {ds} group:\n\n{matrix.groups_markdown(ds)}"
+                         for ds in ("dl2", "ns3") if any(c.dataset == ds for c in matrix.cells))
+        return matrix.text(markdown=True) + groups + "\n"
+    return matrix.text() + "\n\nselected model per group:\n" + matrix.groups_text() + "\n"
+
+
 def cmd_validate(args) -> str:
     from .dl2 import validate_dl2
 
+    if args.dataset == "matrix":
+        return _validate_matrix(args)
+    if args.format == "markdown":
+        raise CliError("--format markdown: only for `perfmodel validate matrix`")
     report = validate_dl2(dnns=args.dnn or None, train_size=args.train_size)
     if args.format == "json":
         return _json(report.to_dict())
@@ -486,18 +523,54 @@ def cmd_validate(args) -> str:
 
 
 def _calibrate_fit(args) -> str:
-    from .tuning import fit_tunables, parse_grid
+    """Per-network calibration (cluster fields, --save), or model tunables (--grid KEY=...)."""
+    from .tuning import CALIBRATION_PARAMS, fit_tunables, parse_grid
 
-    if not args.measurements or not args.grid:
-        raise CliError("calibrate fit: --measurements FILE and at least one --grid KEY=A:B:STEP "
-                       "are required")
-    grid = dict(parse_grid(g) for g in args.grid)
+    if not args.measurements:
+        raise CliError("calibrate fit: --measurements FILE is required")
+    grid = dict(parse_grid(g) for g in args.grid or ())
     cv = args.cv if args.cv in ("loo", "none") else parse_int_range(args.cv, "--cv")[0]
-    fit = fit_tunables(args.model, _resolve(args.profile, "profile"),
-                       _resolve(args.cluster or DEFAULTS["cluster"], "cluster"),
-                       io.load_measurements(args.measurements), grid,
-                       cv=None if cv == "none" else cv, objective=args.objective)
-    return _json(fit.to_dict()) if args.format == "json" else fit.text() + "\n"
+    cv = None if cv == "none" else cv
+    profile = _resolve(args.profile, "profile")
+    cluster = _resolve(args.cluster or DEFAULTS["cluster"], "cluster")
+    measurements = io.load_measurements(args.measurements)
+    options = set(grid) - set(Cluster.__dataclass_fields__)
+    if options:  # model tunables (e.g. rho_threshold) live in no file: report only
+        if args.save or args.params:
+            raise CliError(f"--grid {sorted(options)[0]}: a model option, not a cluster field; "
+                           "--save and --params take cluster fields only")
+        fit = fit_tunables(args.model or "async", profile, cluster, measurements, grid, cv=cv,
+                           objective=args.objective)
+        return _json(fit.to_dict()) if args.format == "json" else fit.text() + "\n"
+    params = ([p.strip() for p in args.params.split(",")] if args.params
+              else list(grid) or list(CALIBRATION_PARAMS))
+    cal = _calibration(profile, cluster, measurements, args, params, grid, cv)
+    if args.save:
+        try:
+            cal.save(args.save)
+        except OSError as err:
+            raise CliError(f"--save: cannot write {args.save}: {err.strerror}") from None
+    if args.format == "json":
+        return _json(cal.to_dict())
+    tail = (f"wrote {args.save}\n" if args.save
+            else "(use --save FILE to write the calibrated cluster file)\n")
+    return cal.text() + "\n" + tail
+
+
+def _calibration(profile, cluster, measurements, args, params, grid, cv):
+    """calibrate_network with its params/grids errors named by flag."""
+    from .tuning import calibrate_network
+
+    try:
+        return calibrate_network(profile, cluster, measurements, model=args.model,
+                                 params=params, grids=grid, cv=cv, objective=args.objective,
+                                 search=args.search,
+                                 source=args.measurements)
+    except SpecError as err:
+        flag = {"params": "--params", "grids": "--grid"}.get(err.field.split(".")[0])
+        if flag is None:
+            raise
+        raise CliError(f"{flag}: {err}") from None
 
 
 def cmd_calibrate(args) -> str:
@@ -515,6 +588,184 @@ def cmd_calibrate(args) -> str:
         return _json({"calibration": result.to_dict(), "cluster": cluster.to_dict()})
     tail = f"wrote {args.out}\n" if args.out else "(use --out FILE to write the cluster file)\n"
     return result.summary() + "\n" + tail
+
+
+def _plot_models(args) -> dict:
+    """``--model sync,async,...`` -> {name: model}; each model gets the flags it has.
+
+    A flag is an error only when none of the listed models has it.
+    """
+    names = list(dict.fromkeys(n.strip() for n in args.model.split(",")))
+    for name in names:
+        if name not in _MODEL_FLAGS or name == "layerwise":
+            coarse = ", ".join(n for n in _MODEL_FLAGS if n != "layerwise")
+            raise CliError(f"--model: {name!r} is not one of {coarse}")
+    wanted = {f for n in names for f in _MODEL_FLAGS[n]}
+    for flag in {f for flags in _MODEL_FLAGS.values() for f in flags} - wanted:
+        if getattr(args, flag, None) not in (None, False):
+            raise CliError(f"--{flag.replace('_', '-')}: not an option of --model {args.model}")
+    models = {}
+    for name in names:
+        others = {f: None for f in wanted - set(_MODEL_FLAGS[name])}
+        models[name] = _model(argparse.Namespace(**{**vars(args), **others, "model": name}))
+    return models
+
+
+def _plot_job(args):
+    """(profile, cluster, workers) of `plot scalability|phases`, flags applied."""
+    profile, cluster = _workload(args), _cluster(args)
+    if args.bandwidth:
+        cluster = cluster.replace(nic_bandwidth=_quantities(args.bandwidth, "B/s", "--bandwidth")[0])
+    workers = parse_int_range(args.workers, "--workers")
+    if sorted(set(workers)) != workers:
+        raise CliError(f"--workers: must increase, got {args.workers!r}")
+    return profile, cluster, workers
+
+
+def _plot_scalability(args, plot):
+    profile, cluster, workers = _plot_job(args)
+    if not 0 <= args.threshold < 1:
+        raise CliError(f"--threshold: must be in [0, 1), got {args.threshold}")
+    ax = plot.model_scalability(_plot_models(args), profile, cluster, workers,
+                                epoch_samples=_epoch_samples(args, profile.dnn),
+                                threshold=args.threshold)
+    ax.set_title(f"{profile.name or args.profile} on {cluster.name or 'cluster'}", fontsize="medium")
+    return ax
+
+
+def _plot_phases(args, plot):
+    (model,) = _plot_models(args).values()
+    profile, cluster, workers = _plot_job(args)
+    estimates = plot.estimates_over_workers(model, profile, cluster, workers,
+                                            epoch_samples=_epoch_samples(args, profile.dnn))
+    ax = plot.phase_breakdown(dict(zip(map(str, workers), estimates)), xlabel="workers")
+    ax.set_title(f"{args.model} model, {profile.name or args.profile} on "
+                 f"{cluster.name or 'cluster'}", fontsize="medium")
+    return ax
+
+
+def _plot_gantt(args, plot):
+    from .sim import simulate
+
+    if args.workers < 1 or args.steps < 1:
+        flag = "--workers" if args.workers < 1 else "--steps"
+        raise CliError(f"{flag}: must be >= 1")
+    cap = _quantities(args.per_flow_cap, "B/s", "--per-flow-cap")[0] if args.per_flow_cap else None
+    trace = _trace(args.trace)
+    result = simulate(trace, args.workers, _quantities(args.bandwidth, "B/s", "--bandwidth")[0],
+                      args.mode, args.sharing, steps=args.steps, warmup=0, seed=args.seed,
+                      per_flow_cap=cap, record=True)
+    ax = plot.gantt(result)
+    ax.set_title(f"{trace.name or args.trace}: {args.mode} SGD, {args.sharing} sharing, "
+                 f"{args.workers} workers", fontsize="medium")
+    return ax
+
+
+def _plot_search_space(args, plot):
+    from optimizer.dp import Pricer  # the only places perfmodel imports optimizer
+    from optimizer.rank import rank_configs
+    from optimizer.space import resource_triples
+
+    if args.model != "layerwise":
+        raise CliError("--model: the search space is seed 004's; use --model layerwise")
+    if args.working_set is None:
+        args.working_set = "layer"  # as `perfmodel optimize` does
+    model = _model(args)
+    dnn, cluster = _resolve(args.dnn or DEFAULTS["dnn"], "dnn"), _cluster(args)
+    configs = [t.config() for t in resource_triples(args.machines or cluster.machines)]
+    samples, pricer = _epoch_samples(args, dnn.name), Pricer(model, dnn, cluster)
+    ranked = []
+    with _progress(len(configs), "configurations") as tick:  # ~0.1 s each on ImageNet-22K
+        for done, config in enumerate(configs, 1):
+            ranked += rank_configs(model, dnn, cluster, [config], epoch_samples=samples,
+                                   pricer=pricer)
+            tick(done)
+    ax = plot.search_space(ranked)
+    ax.set_title(f"{dnn.name} on {len(configs)} configurations of {cluster.name or 'cluster'}",
+                 fontsize="medium")
+    return ax
+
+
+def _plot_sweep(args, plot):
+    from .sweep import read_table
+
+    try:
+        rows = read_table(args.table)
+    except OSError as err:
+        raise CliError(f"--table: cannot read {args.table}: {err.strerror}") from None
+    except SpecError as err:  # not a table's suffix, or not a table
+        raise CliError(f"--table: {err}") from None
+    try:
+        return plot.sweep_curves(rows, x=args.x, y=args.y)
+    except ValueError as err:
+        raise CliError(f"--table {args.table}: {err}") from None
+
+
+def cmd_plot(args) -> str:
+    from . import plot
+
+    if Path(args.output).suffix.lower().lstrip(".") not in plot.FORMATS:
+        raise CliError(f"--output: {args.output!r} must end in .png or .svg")
+    try:
+        plot._pyplot()  # its ImportError names the extra to install
+    except ImportError as err:
+        raise CliError(f"plot: {err}") from None
+    if args.kind == "cdf":  # exactly what `perfmodel place --plot` draws
+        cmd_place(argparse.Namespace(**{**vars(args), "plot": args.output, "format": "json"}))
+        return f"wrote {args.output}\n"
+    draw = {"scalability": _plot_scalability, "phases": _plot_phases, "gantt": _plot_gantt,
+            "search-space": _plot_search_space, "sweep": _plot_sweep}[args.kind]
+    plot.save(draw(args, plot), args.output, close=True)
+    return f"wrote {args.output}\n"
+
+
+def cmd_sweep(args) -> str:
+    from .sweep import table_format
+
+    try:
+        fmt = table_format(args.out, args.format)
+        result = _sweep(args, fmt)
+    except SpecError as err:  # name the flag (or the file), not the library's field
+        raise _sweep_error(err) from None
+    n = len(result.records)
+    if n and result.errors == n:
+        raise Infeasible(f"all {n} points failed, e.g. {result.records[0]['error']} "
+                         f"(rows written to {args.out})")
+    return (f"sweep: {n} points ({result.computed} computed, {result.skipped} already in "
+            f"{args.out}), {result.errors} with errors, {result.seconds:.2f} s -> {args.out} "
+            f"({fmt})\n")
+
+
+def _sweep(args, fmt: str):
+    from .sweep import Grid, sweep
+
+    _model(args)  # every model flag given must be an option of --model
+    options = {f: (True if getattr(args, f) else None) if f == "overlap" else getattr(args, f, None)
+               for f in _MODEL_FLAGS[args.model]}
+    if args.model == "layerwise":
+        workload = _resolve(args.dnn or DEFAULTS["dnn"], "dnn")
+        samples = _epoch_samples(args, workload.name)
+    else:
+        workload = _workload(args)
+        samples = _epoch_samples(args, workload.dnn)
+    grid = Grid(model=args.model, workload=workload, cluster=_cluster(args),
+                workers=parse_int_range(args.workers, "--workers"),
+                n_ps=parse_int_range(args.ps, "--ps") if args.ps else None,
+                bandwidth=_quantities(args.bandwidth, "B/s", "--bandwidth") if args.bandwidth else None,
+                batch_size=parse_int_range(args.batch, "--batch") if args.batch else None,
+                epoch_samples=samples, options={k: v for k, v in options.items() if v is not None})
+    return sweep(grid, out=args.out, format=fmt, scheduler=args.scheduler, jobs=args.jobs,
+                 chunk_size=args.chunk_size, progress=None)
+
+
+_SWEEP_FLAGS = {"grid.n_ps": "--ps", "grid.batch_size": "--batch"}
+
+
+def _sweep_error(err: SpecError) -> CliError:
+    if err.source:  # a file (profile, cluster, an --out that is not a sweep table)
+        return CliError(str(err))
+    name = err.field.removeprefix("grid.")
+    return CliError(f"{_SWEEP_FLAGS.get(err.field, '--' + name.replace('_', '-'))}: {err.message}")
 
 
 # ---------------------------------------------------------------- parser
@@ -561,6 +812,24 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
     p.add_argument("--format", choices=with_format, default="table")
 
 
+def _add_place_flags(p: argparse.ArgumentParser) -> None:
+    """The scenario flags of `perfmodel place` (and `perfmodel plot cdf`)."""
+    p.add_argument("--topology", default="paper",
+                   help="paper (8 racks x 8 hosts, 10 Gbps), racks:RxH[@BW], fattree:K, star:N")
+    p.add_argument("--jobs", type=int, default=8)
+    p.add_argument("--workers", type=int, default=7, help="workers per job (plus one PS)")
+    p.add_argument("--strategy", default="all",
+                   choices=("all", "colocated", "random", "strided", "clustered", "optimized"))
+    p.add_argument("--iterations", type=int, default=100)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model-bytes", default="97.49MB", help="model size (default ResNet-50's)")
+    p.add_argument("--worker-compute", help="e.g. lognormal:0.4,0.2 or pareto:0.3,3 (seconds)")
+    p.add_argument("--server-compute", help="same forms as --worker-compute")
+    p.add_argument("--engine", choices=("flow", "ns3"), default="flow",
+                   help="flow-level max-min (default) or packet-level ns-3 (extra perfmodel[ns3])")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``perfmodel`` command."""
     parser = argparse.ArgumentParser(
@@ -580,6 +849,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bandwidth", help="NIC bandwidth(s), e.g. 10Gbps or 1Gbps,10Gbps "
                                        "(default: the cluster's)")
     p.add_argument("--ps", help="parameter servers: 1, 1-4 or 1,2 (default 1)")
+    p.add_argument("--measurements", metavar="CSV",
+                   help="measured runs of this job (the `calibrate fit` CSV): calibrate every "
+                        "model of the runs' mode on them, answer with the one chosen by "
+                        "leave-one-out error and regime, with 90%% intervals (--model is then "
+                        "not used)")
+
+    sw = sub.add_parser("sweep", help="evaluate a grid of configurations on a process pool or "
+                                      "a Dask cluster into a resumable CSV/JSONL/Parquet table")
+    _add_job_flags(sw, with_format=("csv", "jsonl", "parquet"))
+    sw.set_defaults(format=None)  # default: from the suffix of --out
+    sw.add_argument("--workers", default="1-16", help="workers: 1-64, 1-64:2 or 1,2,4 (default 1-16)")
+    sw.add_argument("--ps", help="parameter servers: 1-4 or 1,2 (default 1; 0 for allreduce)")
+    sw.add_argument("--bandwidth", help="NIC bandwidths, e.g. 1Gbps,10Gbps,25Gbps "
+                                        "(default: the cluster's)")
+    sw.add_argument("--batch", help="batch sizes per worker: 32,64,128 or 32-256:32 "
+                                    "(default: the profile's)")
+    sw.add_argument("--out", required=True,
+                    help="table FILE (.csv, .jsonl or .parquet); finished points in it are "
+                         "not computed again")
+    sw.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://10.0.0.1:8786 "
+                                        "(extra perfmodel[dask]; default: a local process pool)")
+    sw.add_argument("--jobs", type=int, help="processes of the local pool (default: CPU count, "
+                                             "only when the grid would take over 2 s in one "
+                                             "process; 1: no pool)")
+    sw.add_argument("--chunk-size", type=int, default=250, help="points per task (default 250)")
 
     o = sub.add_parser("optimize", help="find the best configuration (default: seed 004's "
                                         "ImageNet-22K DNN on its 20-machine cluster)")
@@ -599,20 +893,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the coarse search always is exhaustive)")
 
     pl = sub.add_parser("place", help="iteration latency of jobs placed in a datacenter (seed 002)")
-    pl.add_argument("--topology", default="paper",
-                    help="paper (8 racks x 8 hosts, 10 Gbps), racks:RxH[@BW], fattree:K, star:N")
-    pl.add_argument("--jobs", type=int, default=8)
-    pl.add_argument("--workers", type=int, default=7, help="workers per job (plus one PS)")
-    pl.add_argument("--strategy", default="all",
-                    choices=("all", "colocated", "random", "strided", "clustered", "optimized"))
-    pl.add_argument("--iterations", type=int, default=100)
-    pl.add_argument("--warmup", type=int, default=5)
-    pl.add_argument("--seed", type=int, default=0)
-    pl.add_argument("--model-bytes", default="97.49MB", help="model size (default ResNet-50's)")
-    pl.add_argument("--worker-compute", help="e.g. lognormal:0.4,0.2 or pareto:0.3,3 (seconds)")
-    pl.add_argument("--server-compute", help="same forms as --worker-compute")
-    pl.add_argument("--engine", choices=("flow", "ns3"), default="flow",
-                    help="flow-level max-min (default) or packet-level ns-3 (extra perfmodel[ns3])")
+    _add_place_flags(pl)
     pl.add_argument("--plot", help="save the latency CDFs to this PNG or SVG (extra perfmodel[plot])")
     pl.add_argument("--format", choices=("table", "json"), default="table")
 
@@ -632,18 +913,27 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--format", choices=("table", "json"), default="table")
 
     v = sub.add_parser("validate", help="every model against real measurements")
-    v.add_argument("dataset", choices=("dl2",), help="dl2: MXNet PS training speeds (Optimus/DL2)")
+    v.add_argument("dataset", choices=("dl2", "matrix"),
+                   help="dl2: MXNet PS training speeds (Optimus/DL2); matrix: every model before "
+                        "and after calibration on DL2 and the ns-3 runs, and the selected model "
+                        "(issue 10)")
     v.add_argument("--dnn", action="append", help="only this DNN (repeatable)")
     v.add_argument("--train-size", type=int, default=2,
-                   help="fit on the N smallest server counts x N smallest worker counts")
-    v.add_argument("--format", choices=("table", "json"), default="table")
+                   help="dl2: fit on the N smallest server counts x N smallest worker counts")
+    v.add_argument("--only", action="append", choices=("dl2", "ns3"),
+                   help="matrix: only this dataset (repeatable)")
+    v.add_argument("--ns3", help="matrix: the ns-3 runs CSV (default: the committed "
+                                 "perfmodel/zoo/validation/ns3_matrix.csv)")
+    v.add_argument("--format", choices=("table", "json", "markdown"), default="table",
+                   help="markdown: the README's matrix (matrix only)")
 
     c = sub.add_parser("calibrate", help="measure seed 004's hardware constants on this machine "
                                          "(`calibrate`), or fit a model's tunables to measured "
                                          "throughputs (`calibrate fit`)")
     c.add_argument("action", nargs="?", choices=("machine", "fit"), default="machine")
-    c.add_argument("--model", choices=registry.model_names(), default="async",
-                   help="fit: the model whose tunables are fitted (default async)")
+    c.add_argument("--model", choices=registry.model_names(),
+                   help="fit: the model (default: sync for sync measurements, async for async "
+                        "ones, and async when --grid names a model option)")
     c.add_argument("--profile", default=DEFAULTS["profile"], help="fit: coarse profile FILE or zoo:NAME")
     c.add_argument("--cluster", help=f"fit: cluster FILE or zoo:NAME (default {DEFAULTS['cluster']})")
     c.add_argument("--measurements", help="fit: CSV of workers,n_ps,bandwidth,throughput")
@@ -651,6 +941,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fit: KEY=START:STOP:STEP or KEY=A,B,C (repeatable), e.g. "
                         "rho_threshold=0.1:1.0:0.1")
     c.add_argument("--cv", default="loo", help="fit: loo, none, or K folds")
+    c.add_argument("--params", help="fit: cluster fields to calibrate, comma-separated (default: "
+                                    "link_efficiency,sharing_weight,update_growth,compute_cv; "
+                                    "those without effect on the model are skipped)")
+    c.add_argument("--save", help="fit: write the calibrated cluster file here (JSON or YAML)")
+    c.add_argument("--search", choices=("auto", "joint", "coordinate"), default="auto",
+                   help="fit: joint grid, one parameter at a time, or auto (coordinate for "
+                        "--model sim, joint otherwise)")
     c.add_argument("--objective", choices=("mean_relative", "rms_relative", "max_relative"),
                    default="mean_relative")
     c.add_argument("--base", default=DEFAULTS["layerwise_cluster"],
@@ -660,12 +957,56 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--threads", type=int, help="measure C_interf(H) up to this H (default: cores)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--format", choices=("table", "json"), default="table")
+
+    pt = sub.add_parser("plot", help="draw a figure to PNG or SVG (extra perfmodel[plot])")
+    kinds = pt.add_subparsers(dest="kind", required=True, metavar="KIND")
+    drawn = {"scalability": "throughput over workers per model, saturation points marked",
+             "phases": "stacked phase breakdown of the step time over workers (one model)",
+             "gantt": "Gantt chart of a few simulated steps of a trace",
+             "cdf": "iteration-latency CDFs of the placement strategies (seed 002 Figs. 8-10)",
+             "search-space": "epoch time over the configuration space (seed 004 Fig. 15)",
+             "sweep": "a `perfmodel sweep` table: one line per combination of its other axes"}
+    kp = {name: kinds.add_parser(name, help=text, description=text, conflict_handler="resolve")
+          for name, text in drawn.items()}
+    for name in ("scalability", "phases", "search-space"):
+        _add_job_flags(kp[name], with_format=("table",),
+                       model="layerwise" if name == "search-space" else "sync")
+        kp[name].add_argument("--format", default="table", help=argparse.SUPPRESS)
+    for name in ("scalability", "phases"):
+        kp[name].add_argument("--workers", default="1-16" if name == "scalability" else "1,2,4,8,16",
+                              help="workers: 1-16, 1-16:2 or 1,2,4 (default: %(default)s)")
+        kp[name].add_argument("--bandwidth", help="NIC bandwidth, e.g. 10Gbps (default: the cluster's)")
+    kp["scalability"].add_argument("--model", default="sync,allreduce,async",
+                                   help="models, one curve each: e.g. sync,async,allreduce,gst "
+                                        "(default: %(default)s)")
+    kp["scalability"].add_argument("--threshold", type=float, default=0.1,
+                                   help="saturation: the last K whose workers add more than this "
+                                        "times one worker's throughput (default: %(default)s)")
+    kp["search-space"].add_argument("--machines", type=int,
+                                    help="machine budget (default: the cluster's)")
+    g = kp["gantt"]
+    g.add_argument("--trace", required=True, help="trace FILE or zoo:NAME, as for `perfmodel simulate`")
+    g.add_argument("--workers", type=int, default=4, help="workers (default: %(default)s)")
+    g.add_argument("--steps", type=int, default=3, help="steps per worker (default: %(default)s)")
+    g.add_argument("--bandwidth", default="10Gbps")
+    g.add_argument("--mode", choices=("async", "sync", "allreduce"), default="sync")
+    g.add_argument("--sharing", choices=("ps", "fcfs", "hybrid"), default="hybrid")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--per-flow-cap", help="largest rate of one flow, e.g. 10Gbps")
+    _add_place_flags(kp["cdf"])
+    kp["sweep"].add_argument("--table", required=True, help="table of `perfmodel sweep --out` "
+                                                            "(CSV, JSON lines or Parquet)")
+    kp["sweep"].add_argument("--x", default="workers", help="axis column (default: %(default)s)")
+    kp["sweep"].add_argument("--y", choices=("throughput", "step_time", "epoch_time"),
+                             default="throughput")
+    for k in kp.values():
+        k.add_argument("-o", "--output", required=True, help="FILE.png or FILE.svg")
     return parser
 
 
 _COMMANDS = {"zoo": cmd_zoo, "predict": cmd_predict, "optimize": cmd_optimize,
              "calibrate": cmd_calibrate, "place": cmd_place, "validate": cmd_validate,
-             "simulate": cmd_simulate}
+             "simulate": cmd_simulate, "sweep": cmd_sweep, "plot": cmd_plot}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -687,5 +1028,8 @@ def main(argv: list[str] | None = None) -> int:
     except Infeasible as err:
         print(f"perfmodel: infeasible: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # finished sweep chunks are kept; the same command resumes
+        print("perfmodel: interrupted", file=sys.stderr)
+        return 130
     sys.stdout.write(out)
     return 0

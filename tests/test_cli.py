@@ -339,3 +339,26 @@ def test_calibrate_fit_matches_library(capsys):
     assert json.loads(out)["best"] == pytest.approx(expected.best)
     code, _, err = run(capsys, "calibrate", "fit", "--grid", "rho_threshold=0.1:1:0.1")
     assert code == 2 and "--measurements" in err
+
+
+def test_predict_sim_equals_the_library(capsys):
+    from perfmodel import Config
+    from perfmodel.sim.model import TraceSim
+    code, out, err = run(capsys, "predict", "--model", "sim", "--workers", "1,3",
+                         "--sharing", "ps", "--format", "json")
+    assert code == 0, err
+    profile, cluster = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")
+    for record in json.loads(out):
+        est = TraceSim(sharing="ps").estimate(profile, cluster.replace(machines=8),
+                                              Config(n_replicas=record["workers"], n_ps=1))
+        assert record["throughput"] == pytest.approx(est.throughput, rel=1e-12)
+
+
+def test_interrupt_exits_130_without_traceback(capsys, monkeypatch):
+    from perfmodel import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+    monkeypatch.setitem(cli._COMMANDS, "zoo", interrupted)
+    code, out, err = run(capsys, "zoo", "list")
+    assert code == 130 and err.strip() == "perfmodel: interrupted"
