@@ -132,11 +132,11 @@ def _cluster(args) -> Cluster:
 
 
 _MODEL_FLAGS = {"sync": ("sharing", "overlap"), "allreduce": ("algorithm", "overlap"),
-                "gst": ("sigma", "cv", "units"),
+                "gst": ("sigma", "cv", "units", "interval", "level"),
                 "async": ("discipline", "rho_threshold", "overlap", "residual"),
                 "lin": ("discipline", "rho_threshold", "residual"),
                 "cynthia": (),
-                "sim": ("sharing", "overlap"),
+                "sim": ("sharing", "overlap", "jitter", "replications", "level"),
                 "layerwise": ("mw_position", "cache_model", "threads", "working_set")}
 
 
@@ -319,7 +319,14 @@ def cmd_predict(args) -> str:
     if args.measurements:
         title += (f"chosen: {model.why}\nthroughput_low/high: {100 * model.level:.0f}% interval "
                   f"from the leave-one-out residuals\n")
+    elif "throughput_low" in columns and args.model in _INTERVAL_TEXT:  # say what it means
+        title += f"throughput_low/high: {100 * model.level:g}% {_INTERVAL_TEXT[args.model]}\n"
     return title + _table(rows, columns)
+
+
+#: What a model's own throughput interval is (`predict` prints it above the table).
+_INTERVAL_TEXT = {"sim": "Student-t interval of the mean over the replications",
+                  "gst": "range of single iterations' speed (GST percentiles), not of the mean"}
 
 
 def _selected(args, profile, cluster):
@@ -626,11 +633,35 @@ def _plot_scalability(args, plot):
     profile, cluster, workers = _plot_job(args)
     if not 0 <= args.threshold < 1:
         raise CliError(f"--threshold: must be in [0, 1), got {args.threshold}")
-    ax = plot.model_scalability(_plot_models(args), profile, cluster, workers,
+    if args.measurements:  # as `predict --measurements`: the selected model, --model unused
+        chosen = _selected(args, profile, _cluster(args))
+        models = {f"selected {chosen.name}": chosen}
+    else:
+        models = _plot_models(args)
+    ax = plot.model_scalability(models, profile, cluster, workers,
                                 epoch_samples=_epoch_samples(args, profile.dnn),
                                 threshold=args.threshold)
+    if args.measurements:
+        _plot_measured(ax, args, profile, cluster)
     ax.set_title(f"{profile.name or args.profile} on {cluster.name or 'cluster'}", fontsize="medium")
     return ax
+
+
+def _plot_measured(ax, args, profile, cluster) -> None:
+    """The --measurements runs of the plotted job as markers: same bandwidth and batch size,
+    at most one server (the curves' configurations)."""
+    runs = io.load_measurements(args.measurements)
+    bw = cluster.nic_bandwidth
+    shown = [m for m in runs if abs(m.bandwidth - bw) <= 1e-9 * bw
+             and m.n_ps <= 1 and m.batch_size in (None, profile.batch_size)]
+    if not shown:
+        rates = ", ".join(f"{b * 8 / 1e9:g}Gbps" for b in sorted({m.bandwidth for m in runs}))
+        raise CliError(f"--measurements {args.measurements}: no run with at most one server at "
+                       f"{cluster.nic_bandwidth * 8 / 1e9:g}Gbps and batch {profile.batch_size}; "
+                       f"try --bandwidth with one of: {rates}")
+    ax.plot([m.workers for m in shown], [m.throughput for m in shown], "kx", ms=7, mew=1.5,
+            label="measured", zorder=3)
+    ax.legend(fontsize="small")
 
 
 def _plot_phases(args, plot):
@@ -809,6 +840,13 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
     p.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")
     p.add_argument("--units", choices=("printed", "sound"),
                    help="gst: eqs. 11/15/16 as printed or dimensionally sound")
+    p.add_argument("--interval", choices=("iteration",),
+                   help="gst: throughput_low/high from the single-iteration time percentiles")
+    p.add_argument("--replications", type=int,
+                   help="sim: independent runs; their mean, with a Student-t interval (default 1)")
+    p.add_argument("--jitter", type=float,
+                   help="sim: CV of compute times (default: the cluster's compute_cv)")
+    p.add_argument("--level", type=float, help="gst/sim: interval level (default 0.9)")
     p.add_argument("--format", choices=with_format, default="table")
 
 
@@ -982,6 +1020,10 @@ def build_parser() -> argparse.ArgumentParser:
     kp["scalability"].add_argument("--threshold", type=float, default=0.1,
                                    help="saturation: the last K whose workers add more than this "
                                         "times one worker's throughput (default: %(default)s)")
+    kp["scalability"].add_argument("--measurements", metavar="CSV",
+                                   help="measured runs (the `calibrate fit` CSV): plot the model "
+                                        "`predict --measurements` selects, its 90%% leave-one-out "
+                                        "band and the measured points (--model is then not used)")
     kp["search-space"].add_argument("--machines", type=int,
                                     help="machine budget (default: the cluster's)")
     g = kp["gantt"]

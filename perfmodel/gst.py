@@ -105,7 +105,7 @@ from .specs import Cluster, Config, Profile
 
 __all__ = [
     # constants
-    "PROCESSES", "PHASES", "UNITS", "METHODS", "BLOM_ALPHA", "BLOM_MAX_ERROR",
+    "PROCESSES", "PHASES", "UNITS", "METHODS", "INTERVALS", "BLOM_ALPHA", "BLOM_MAX_ERROR",
     # maxima of normals (eqs. 7-9)
     "expected_max_normal", "max_normal_std", "max_normal_cdf", "max_normal_sf",
     "max_normal_pdf", "max_normal_ppf", "expected_max_normals", "clark_expected_max",
@@ -136,6 +136,8 @@ PHASES = PROCESSES + ("straggler",)
 UNITS = ("printed", "sound")
 #: Ways to compute an expected maximum for a non-normal distribution.
 METHODS = ("quad", "mc")
+#: Intervals :class:`GST` can attach (``interval=``; None: none).
+INTERVALS = ("iteration",)
 #: Blom's constant alpha (Blom 1958) of :func:`blom_max_normal`.
 BLOM_ALPHA = 0.375
 #: Largest absolute error of :func:`blom_max_normal` (alpha = 0.375) for
@@ -2145,6 +2147,14 @@ class GST:
         Power of the compression-time law (2: inverse square).
     tail : bool
         Add eq. 2's last term (BC and UP of the last iteration) to the epoch time.
+    interval : {None, "iteration"}
+        None (default): a point estimate.  ``"iteration"``: a
+        ``throughput_interval`` from the quantiles of the *single-iteration*
+        time (see Notes) -- the spread of one step, not an error bar on the
+        mean.
+    level : float
+        Central probability of that interval, in (0, 1) (0.9: the 5th and
+        95th percentiles).
 
     Notes
     -----
@@ -2166,6 +2176,22 @@ class GST:
     barrier links, and, with ``config.epoch_samples``, the ``iterations`` M of
     the eq. 9 epoch time (``epoch_time``: first GST without the previous BC/UP
     and with the whole IO exposed, eq. 1; then M - 1 steady steps).
+
+    Interval (our decision, issue 10 item 3).  The model has no uncertainty
+    about its *mean*: ``step_time`` is ``E[GST]`` exactly (eq. 9), so the
+    epoch-average throughput carries no error bar of its own.  What it does
+    know is the distribution of one iteration's GST, ``F_max = F^N`` (eq. 8).
+    ``interval="iteration"`` reports that spread as throughput:
+    ``(S / t_hi, S / t_lo)`` with S the samples per step and ``t_lo``,
+    ``t_hi`` the ``(1 - level)/2`` and ``(1 + level)/2`` quantiles of the
+    iteration time (worker-side mean and AG plus :func:`max_normal_ppf` or
+    :func:`max_ppf` of the straggler term): e.g. at level 0.9, 90% of single
+    iterations run at a speed inside it.  It is *not* a confidence interval
+    for the epoch average (the mean of M iterations is much tighter, about
+    1/sqrt(M) of it, for independent iterations), and it is zero-width
+    without straggling (sigma 0).  ``meta["interval_source"]`` is ``"GST
+    iteration-time percentiles"``, ``meta["iteration_quantiles"]`` the two
+    step times (s).
 
     References
     ----------
@@ -2210,6 +2236,8 @@ class GST:
     compression_time: float = 0.0
     compression_exponent: float = 2.0
     tail: bool = False
+    interval: str | None = None
+    level: float = 0.9
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
     uses_parameter_servers: ClassVar[bool] = True
 
@@ -2237,6 +2265,11 @@ class GST:
             _bool(name, getattr(self, name))
         _choice("units", self.units, UNITS)
         _choice("method", self.method, METHODS)
+        if self.interval is not None:
+            _choice("interval", self.interval, INTERVALS)
+        if isinstance(self.level, (bool, np.bool_)) or not isinstance(self.level, numbers.Real) \
+                or not 0 < self.level < 1:
+            raise SpecError("level", f"must be a number in (0, 1), got {self.level!r}")
         if isinstance(self.layers, numbers.Integral) and not isinstance(self.layers, bool):
             object.__setattr__(self, "layers", _scalar_int("layers", self.layers, minimum=1))
         else:
@@ -2410,6 +2443,8 @@ class GST:
                 "sigma_source": sigma_source, "compute_cv": cluster.compute_cv,
                 "update_growth": cluster.update_growth}
         est = Estimate.from_phases(phases, samples, meta=meta)
+        if self.interval == "iteration":
+            est = self._iteration_interval(est, n, fixed, strag["sigma"], samples)
         if config.epoch_samples is None:
             return est
         iters = max(1, math.ceil(config.epoch_samples / samples))
@@ -2420,6 +2455,21 @@ class GST:
         meta = dict(est.meta, iterations=iters, epoch_equation="seed 001 eq. 9" +
                     (" with eq. 2's tail term" if self.tail else ""))
         return dataclasses.replace(est, epoch_time=epoch, meta=meta)
+
+    def _iteration_interval(self, est: Estimate, n: int, fixed: float, sigma, samples: float):
+        """``est`` with the single-iteration throughput interval (class notes, eq. 8)."""
+        q = np.array([(1.0 - self.level) / 2, (1.0 + self.level) / 2])
+        if self.distribution is None:
+            excess = max_normal_ppf(q, n, 0.0, sigma)
+        else:
+            excess = _max_ppf(self.distribution, q, float(n))
+        t_lo, t_hi = (fixed + float(x) for x in excess)
+        if not (math.isfinite(t_hi) and t_lo > 0):
+            raise Infeasible(f"the iteration-time quantiles ({t_lo!r}, {t_hi!r}) s give no "
+                             f"finite positive throughput interval")
+        est = est.with_interval(samples / t_hi, samples / t_lo, level=self.level,
+                                source="GST iteration-time percentiles")
+        return dataclasses.replace(est, meta=dict(est.meta, iteration_quantiles=(t_lo, t_hi)))
 
 
 def best_compression_ratio(model: GST, workload: Profile, cluster: Cluster, config: Config,
