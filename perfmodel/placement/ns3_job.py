@@ -84,7 +84,7 @@ from . import ns3 as _ns3
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
            "MATRIX_COLUMNS", "LINK_EFFICIENCY", "DEFAULT_JOB_SCALE", "DEFAULT_T_UPDATE",
            "available", "matrix_regimes", "MATRIX_WORKERS", "MATRIX_LOSS", "MATRIX_CV", "MATRIX_SCALE",
-           "MATRIX_STEPS", "MATRIX_WARMUP", "MATRIX_BATCHES", "main"]
+           "MATRIX_STEPS", "MATRIX_ASYNC_STEPS", "MATRIX_WARMUP", "MATRIX_BATCHES", "main"]
 
 available = _ns3.available
 
@@ -586,6 +586,9 @@ MATRIX_SCALE = 100.0
 MATRIX_LOSS = 3e-3
 #: Measured steps, warmup steps and batches (for throughput_std) per matrix run.
 MATRIX_STEPS, MATRIX_WARMUP, MATRIX_BATCHES = 12, 2, 4
+#: Measured gradients per worker in async runs: async completions come in convoys, so a
+#: window of n gradients per worker has an edge error of up to about 1/n (12: ~8%).
+MATRIX_ASYNC_STEPS = 40
 #: Compute-time spread of the main regimes (lognormal coefficient of variation).
 MATRIX_CV = 0.1
 _GBPS = 1e9 / 8
@@ -630,7 +633,8 @@ def _regime_name(r: dict) -> str:
 def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDATE,
                 workers=MATRIX_WORKERS, regimes=None, scale: float = MATRIX_SCALE,
                 steps: int = MATRIX_STEPS, warmup: int = MATRIX_WARMUP,
-                batches: int = MATRIX_BATCHES, seed: int = 0):
+                batches: int = MATRIX_BATCHES, seed: int = 0,
+                async_steps: int = MATRIX_ASYNC_STEPS):
     """Yield one list of CSV rows (dicts of :data:`MATRIX_COLUMNS`) per regime.
 
     Parameters
@@ -646,7 +650,9 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
         As :func:`matrix_regimes` returns; ``None``: all of them.
     scale, steps, warmup, batches, seed
         As for :func:`simulate_ps_job_ns3`; every run uses the same ``seed``
-        (common random numbers across regimes).
+        (common random numbers across regimes).  ``steps`` is for sync regimes.
+    async_steps : int
+        Measured gradients per worker in async regimes.
 
     Yields
     ------
@@ -658,24 +664,26 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
     job = zoo.profile(profile)
     for r in (matrix_regimes() if regimes is None else regimes):
         rows = []
+        n_steps = async_steps if r["mode"] == "async" else steps
         for k in workers:
             res = simulate_ps_job_ns3(
                 job.model_bytes, r["bandwidth"], job.t_forward, job.t_backward, t_update, k,
                 mode=r["mode"], overlap=r["overlap"], queue=r["queue"],
                 loss_rate=r["loss_rate"], update=r["update"], compute_cv=r["compute_cv"],
-                batch_size=job.batch_size, scale=scale, steps=steps, warmup=warmup,
+                batch_size=job.batch_size, scale=scale, steps=n_steps, warmup=warmup,
                 batches=batches, seed=seed)
             rows.append(dict(regime=r["regime"], queue=r["queue"], loss_rate=r["loss_rate"],
                              bandwidth=r["bandwidth"], mode=r["mode"],
                              overlap=int(r["overlap"]), update=r["update"],
                              compute_cv=r["compute_cv"], workers=k, n_ps=1,
                              batch_size=job.batch_size, throughput=round(res.throughput, 6),
-                             throughput_std=round(res.throughput_std, 6), steps=steps,
+                             throughput_std=round(res.throughput_std, 6), steps=n_steps,
                              seed=seed, wall_seconds=round(res.wall_seconds, 3)))
         yield rows
 
 
-def _header(profile, t_update, scale, steps, warmup, batches, seed, command, done, total):
+def _header(profile, t_update, scale, steps, warmup, batches, seed, command, done, total,
+            async_steps=MATRIX_ASYNC_STEPS):
     """The '#' comment lines of the matrix CSV."""
     from .. import zoo
 
@@ -689,8 +697,8 @@ def _header(profile, t_update, scale, steps, warmup, batches, seed, command, don
         f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 {_ns3_version()} "
         f"(PyPI 'ns3'), TCP NewReno, MSS 1448 B, min RTO 1 s, star of 1 PS + K workers, "
         f"link delay 10 us, scale={scale:g} (bytes and rates divided), overlap in 4 blocks",
-        f"# measured: steps={steps} after warmup={warmup} (sync: barrier steps; async: "
-        f"gradients per worker); throughput = samples/s summed over workers; throughput_std "
+        f"# measured: sync steps={steps} barrier steps, async steps={async_steps} gradients "
+        f"per worker, after warmup={warmup}; throughput = samples/s summed over workers; throughput_std "
         f"= std (ddof 1) of the throughput over {batches} equal batches of the window "
         "(batch means)",
         "# loss_rate: per-packet drop probability on every device (~2x end to end); "
@@ -704,6 +712,7 @@ def generate_matrix(out_path, *, profile: str = "resnet50-pipedream", t_update=D
                     workers=MATRIX_WORKERS, regimes=None, scale: float = MATRIX_SCALE,
                     steps: int = MATRIX_STEPS, warmup: int = MATRIX_WARMUP,
                     batches: int = MATRIX_BATCHES, seed: int = 0,
+                    async_steps: int = MATRIX_ASYNC_STEPS,
                     command: str = "python -m perfmodel.placement.ns3_job --out FILE",
                     log=None) -> int:
     """Run the matrix and write the CSV to ``out_path``, rewritten after every regime.
@@ -715,7 +724,7 @@ def generate_matrix(out_path, *, profile: str = "resnet50-pipedream", t_update=D
     ----------
     out_path : str or path
         CSV file to write.
-    profile, t_update, workers, regimes, scale, steps, warmup, batches, seed
+    profile, t_update, workers, regimes, scale, steps, warmup, batches, seed, async_steps
         As for :func:`matrix_rows`.
     command : str
         The command line recorded in the header as the way to regenerate.
@@ -733,13 +742,14 @@ def generate_matrix(out_path, *, profile: str = "resnet50-pipedream", t_update=D
     rows: list[dict] = []
     started = _time.perf_counter()
     gen = matrix_rows(profile, t_update=t_update, workers=workers, regimes=regimes,
-                      scale=scale, steps=steps, warmup=warmup, batches=batches, seed=seed)
+                      scale=scale, steps=steps, warmup=warmup, batches=batches, seed=seed,
+                      async_steps=async_steps)
     for i, group in enumerate(gen, 1):
         rows.extend(group)
         tmp = f"{out_path}.tmp"
         with open(tmp, "w", newline="") as fh:
             for line in _header(profile, t_update, scale, steps, warmup, batches, seed,
-                                command, i, len(regimes)):
+                                command, i, len(regimes), async_steps):
                 fh.write(line + "\n")
             writer = csv.DictWriter(fh, fieldnames=MATRIX_COLUMNS, lineterminator="\n")
             writer.writeheader()
@@ -757,7 +767,9 @@ def main(argv=None) -> int:
                                 description="packet-level ns-3 validation matrix (CSV)")
     p.add_argument("--out", required=True, help="CSV file to write")
     p.add_argument("--scale", type=float, default=MATRIX_SCALE)
-    p.add_argument("--steps", type=int, default=MATRIX_STEPS)
+    p.add_argument("--steps", type=int, default=MATRIX_STEPS, help="sync barrier steps measured")
+    p.add_argument("--async-steps", type=int, default=MATRIX_ASYNC_STEPS,
+                   help="async gradients per worker measured")
     p.add_argument("--warmup", type=int, default=MATRIX_WARMUP)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", default=",".join(map(str, MATRIX_WORKERS)),
@@ -776,7 +788,8 @@ def main(argv=None) -> int:
                        + (argv if argv is not None else sys.argv[1:]))
     try:
         n = generate_matrix(a.out, workers=workers, scale=a.scale, steps=a.steps,
-                            warmup=a.warmup, seed=a.seed, command=command,
+                            warmup=a.warmup, seed=a.seed, async_steps=a.async_steps,
+                            command=command,
                             log=lambda s: print(s, flush=True))
     except SpecError as err:
         print(f"error: --{err.field}: {err.message}", file=sys.stderr)
