@@ -505,8 +505,11 @@ def _validate_matrix(args) -> str:
     from .validation import validation_matrix
 
     only = args.only or ("dl2", "ns3")
+    train = tuple(parse_int_range(args.train_workers, "--train-workers"))
+    if len(train) > 2:
+        raise CliError(f"--train-workers: at most 2 configurations per network, got {len(train)}")
     matrix = validation_matrix(dl2="dl2" in only, ns3="ns3" in only, ns3_path=args.ns3,
-                               dnns=args.dnn or None)
+                               dnns=args.dnn or None, ns3_train_workers=train)
     if args.format == "json":
         return _json(matrix.to_dict())
     if args.format == "markdown":
@@ -962,6 +965,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matrix: only this dataset (repeatable)")
     v.add_argument("--ns3", help="matrix: the ns-3 runs CSV (default: the committed "
                                  "perfmodel/zoo/validation/ns3_matrix.csv)")
+    v.add_argument("--train-workers", default="1,2",
+                   help="matrix: worker counts of the ns-3 calibration runs (at most 2; "
+                        "default 1,2)")
     v.add_argument("--format", choices=("table", "json", "markdown"), default="table",
                    help="markdown: the README's matrix (matrix only)")
 

@@ -35,9 +35,13 @@ Regime validity (named options of :func:`select_model`)
   model at 10 Gbps within about ten steps.
 * Link sharing (``link_sharing``, when known): a fair queue shares the
   server's link as processor sharing, seed 003 eq. 7 (``sync-ps``,
-  ``sim-ps``, the lock-step model); TCP over a FIFO (drop-tail) queue falls
-  between PS and first-come-first-served sharing, which is why seed 003
-  averages the two (eq. 9): ``sync-hybrid`` with its fitted weight,
+  ``sim-ps``, the lock-step model).  TCP flows through a FIFO (drop-tail)
+  queue also share it about equally: on the ns-3 matrix's loss-free FIFO
+  regimes eq. 7 / ``sim-ps`` with the header efficiency is within 4% of ns-3
+  up to 10 workers, where FCFS sharing (eq. 8) is 24-69% too fast.  So the
+  PS-sharing candidates are valid on both; seed 003's FCFS and hybrid
+  (eq. 9, fitted on AWS, whose network may serve flows more unequally) stay
+  valid on FIFO links only: ``sync-hybrid`` with its fitted weight,
   ``sync-fcfs`` and ``sim-fcfs`` (eq. 8, the FIFO extreme).  The async MVA
   selects its discipline itself (eq. 5) and stays valid with either.  A
   candidate that does not share the server's link between workers at all
@@ -259,7 +263,8 @@ def _network_grid(*, growth: bool) -> dict:
 
 
 def default_candidates(mode: str = "sync", *, overlap: bool = False,
-                       simulate: bool = False, blocks: int = 4) -> tuple[Candidate, ...]:
+                       simulate: bool = False, blocks: int = 4, sim_steps: int = 40,
+                       sim_warmup: int = 4, replications: int = 1) -> tuple[Candidate, ...]:
     """The candidates for a parameter-server job: closed forms, queueing, simulation.
 
     Parameters
@@ -273,6 +278,16 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     blocks : int
         With ``overlap``, the simulator runs the profile split into this many
         equal layer blocks (:class:`BlockTrace`).
+    sim_steps, sim_warmup : int
+        The simulator's steps per worker (warm-up included) and warm-up: the
+        horizon of the runs it stands for.  Async workers on a fairly shared
+        link drift out of lock-step only slowly (their offsets random-walk by
+        about ``compute_cv (t_F + t_B) sqrt(n)`` after n steps), so a short
+        run from a common start measures a different throughput than the
+        steady state; the simulator reproduces either when given the horizon.
+    replications : int
+        The simulator's replications (:class:`~perfmodel.sim.model.TraceSim`),
+        averaging out the random walk of a short horizon.
 
     Returns
     -------
@@ -280,8 +295,8 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
         sync: ``sync-ps`` (eq. 7), ``sync-fcfs`` (eq. 8), ``sync-hybrid``
         (eq. 9/10 with a fitted sharing weight); async: ``async-mva`` (eqs.
         1-6, fitted rho_T), ``async-lockstep`` (:class:`LockStep`); with
-        ``simulate``, ``sim-ps`` and ``sim-fcfs`` (seed 003 Algorithm 1, 40
-        steps after 4 of warm-up; with ``overlap`` on ``blocks`` layer blocks).  Each fits the link efficiency; ``sync-ps``
+        ``simulate``, ``sim-ps`` and ``sim-fcfs`` (seed 003 Algorithm 1, by
+        default 40 steps including 4 of warm-up; with ``overlap`` on ``blocks`` layer blocks).  Each fits the link efficiency; ``sync-ps``
         and ``sync-fcfs`` also the update growth, ``sync-hybrid`` the sharing
         weight instead (with one bandwidth both only change the slope of the
         step time in K, so fitting both on two points would be arbitrary).
@@ -294,7 +309,7 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     eff = {"link_efficiency": _EFFICIENCY}
     if mode == "sync":
         out = [Candidate("sync-ps", "closed form", SyncCoarse("ps", overlap),
-                         dict(eff, update_growth=_GROWTH), links=("fair",)),
+                         dict(eff, update_growth=_GROWTH), links=("fair", "fifo")),
                Candidate("sync-fcfs", "closed form", SyncCoarse("fcfs", overlap),
                          dict(eff, update_growth=_GROWTH), links=("fifo",)),
                Candidate("sync-hybrid", "closed form", SyncCoarse("hybrid", overlap),
@@ -307,8 +322,9 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
                          dict(eff, rho_threshold=_RHO), ("async",), False)]
     if simulate:
         from .sim.model import TraceSim
-        for sharing, links in (("ps", ("fair",)), ("fcfs", ("fifo",))):
-            sim = TraceSim(sharing=sharing, steps=40, warmup=4)
+        for sharing, links in (("ps", ("fair", "fifo")), ("fcfs", ("fifo",))):
+            sim = TraceSim(sharing=sharing, steps=sim_steps, warmup=sim_warmup,
+                           replications=replications)
             out.append(Candidate(f"sim-{sharing}", "simulation",
                                  BlockTrace(sim, blocks) if overlap else sim,
                                  {"link_efficiency": _SIM_EFFICIENCY}, (mode,), links=links))
@@ -478,23 +494,41 @@ def calibrate_candidate(candidate: Candidate, profile: Profile, cluster: Cluster
     SpecError, Infeasible
         From :func:`perfmodel.tuning.fit_tunables`.
     """
-    from .tuning import fit_tunables
+    from .tuning import predict_measurements
 
     ms = tuple(measurements)
-    grid = {k: v for k, v in candidate.grid.items()}
-    if not grid:   # nothing to fit: predictions as given, LOO = plain residuals
-        from .tuning import predict_measurements
+    if not candidate.grid:   # nothing to fit: predictions as given, LOO = plain residuals
         pred = predict_measurements(candidate.model, profile, cluster, ms)
         resid = tuple(float(np.log(m.throughput / p)) for m, p in zip(ms, pred))
         return Calibrated(candidate.name, candidate.family, candidate.model, {}, resid, level,
                           calibration_workers=max(m.workers for m in ms))
-    fit = fit_tunables(candidate.model, profile, cluster, ms, grid,
-                       cv="loo" if len(ms) >= 2 else None)
-    cluster_fields = {f.name for f in dataclasses.fields(Cluster)}
-    overrides = {k: v for k, v in fit.best.items() if k in cluster_fields}
-    resid = tuple(float(-np.log1p(e)) for e in fit.cv_errors)
-    return Calibrated(candidate.name, candidate.family, fit.model, overrides, resid, level,
+    model, overrides = _fit(candidate, profile, cluster, ms)
+    resid = []
+    for i in range(len(ms) if len(ms) >= 2 else 0):   # LOO: refit without point i
+        rest = ms[:i] + ms[i + 1:]
+        m_i, o_i = _fit(candidate, profile, cluster, rest)
+        pred = predict_measurements(m_i, profile, cluster.replace(**o_i), [ms[i]])[0]
+        resid.append(float(np.log(ms[i].throughput / pred)))
+    return Calibrated(candidate.name, candidate.family, model, overrides, tuple(resid), level,
                       calibration_workers=max(m.workers for m in ms))
+
+
+def _fit(candidate: Candidate, profile: Profile, cluster: Cluster, ms: tuple):
+    """Best grid point on ``ms``, fitting at most ``len(ms)`` tunables.
+
+    A fit never has more free tunables than points: the first ``len(ms)``
+    tunables of the candidate's grid are searched, the others keep their
+    preferred (first) value.  With two calibration points each LOO fold fits
+    one tunable, so a second tunable cannot buy a lower LOO error by fitting
+    the one remaining point along a ridge (an identifiability rule, ours).
+    """
+    from .tuning import fit_tunables
+
+    free = list(candidate.grid)[:max(1, len(ms))]
+    grid = {k: (v if k in free else tuple(v)[:1]) for k, v in candidate.grid.items()}
+    fit = fit_tunables(candidate.model, profile, cluster, ms, grid, cv=None)
+    cluster_fields = {f.name for f in dataclasses.fields(Cluster)}
+    return fit.model, {k: v for k, v in fit.best.items() if k in cluster_fields}
 
 
 # --------------------------------------------------------------------------

@@ -17,7 +17,10 @@ group and model the matrix holds the mean and max relative throughput error
 
 and a ``selected`` row: the model :func:`perfmodel.select.choose` picks by
 leave-one-out error on the calibration points and regime, with its 90%
-interval's coverage of the test points.
+interval's coverage of the test points.  The selection picks among the
+toolkit's models; the baselines of other groups (:data:`BASELINES`: Lin et
+al.'s queueing model, Cynthia's formula; Optimus on DL2) have rows of their
+own for comparison and are never recommended.
 
 DL2 (:func:`dl2_cells`)
 -----------------------
@@ -84,6 +87,12 @@ NS3_TRAIN_WORKERS = (1, 2)
 
 #: Update-growth values a DL2 calibration chooses from (per step ... per gradient).
 DL2_GROWTH = (0.0, 1.0)
+
+#: Other groups' models in the matrix for comparison; the selection never picks them.
+BASELINES = ("lin", "cynthia")
+
+#: Replications of the simulator candidates (seeds averaged; short runs random-walk).
+SIM_REPLICATIONS = 4
 
 #: Interval level of the selected rows.
 LEVEL = 0.9
@@ -296,6 +305,7 @@ class NS3Run:
 
 _T_UPDATE = re.compile(r"t_update\s*[=:]\s*([0-9.eE+-]+\s*[a-zA-Zµ]*)")
 _BLOCKS = re.compile(r"overlap in (\d+) blocks")
+_WARMUP = re.compile(r"after warmup=(\d+)")
 
 
 def parse_ns3(text: str, source: str = "ns3_matrix.csv") -> tuple[dict, list[NS3Run]]:
@@ -329,6 +339,9 @@ def parse_ns3(text: str, source: str = "ns3_matrix.csv") -> tuple[dict, list[NS3
             blocks = _BLOCKS.search(raw)
             if blocks:
                 header["blocks"] = int(blocks.group(1))
+            warm = _WARMUP.search(raw)
+            if warm:
+                header["warmup"] = int(warm.group(1))
             match = _T_UPDATE.search(raw)
             if match and "t_update" not in header:
                 try:
@@ -390,14 +403,20 @@ def load_ns3(path=None) -> tuple[dict, list[NS3Run]]:
     return parse_ns3(read_text(path), source=path.name)
 
 
-def _ns3_models(mode: str, overlap: bool, blocks: int = 4) -> dict:
-    """Every model that predicts a single-PS job, by name (the default stage's objects)."""
+def _ns3_models(mode: str, overlap: bool, blocks: int = 4, horizon: tuple = (40, 4)) -> dict:
+    """Every model that predicts a single-PS job, by name (the default stage's objects).
+
+    ``horizon`` is the runs' (steps per worker including warm-up, warm-up):
+    the simulator replays runs of that length, :data:`SIM_REPLICATIONS` times.
+    """
     from .baselines import Cynthia, LinAsync
     from .gst import GST
     from .select import default_candidates
 
     cands = {c.name: c for c in default_candidates(mode, overlap=overlap, simulate=True,
-                                                   blocks=blocks)}
+                                                   blocks=blocks, sim_steps=horizon[0],
+                                                   sim_warmup=horizon[1],
+                                                   replications=SIM_REPLICATIONS)}
     if mode == "sync":   # GST reads cluster.compute_cv as its sigma (seed 001 eq. 7)
         cands["gst"] = dataclasses.replace(cands["sync-ps"], name="gst", model=GST(),
                                            grid={"link_efficiency":
@@ -493,8 +512,10 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         group = _group_label(first)
         sharing = "fair" if first.queue in ("fair", "fq", "fair-queue", "drr") else "fifo"
         scores, fitted = [], []
-        for name, cand in _ns3_models(first.mode, first.overlap,
-                                      header.get("blocks", 4)).items():
+        warm = header.get("warmup", 2)
+        horizon = (int(max(r.steps for r in rs)) + warm, warm)
+        for name, cand in _ns3_models(first.mode, first.overlap, header.get("blocks", 4),
+                                      horizon).items():
             valid, reason = _validity(cand, first.mode, first.compute_cv, sharing, LOCKSTEP_CV)
             try:
                 pred = predict_measurements(cand.model, prof, cluster, test)
@@ -508,6 +529,8 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
             detail = ", ".join(f"{k}={v:g}" for k, v in cal.overrides.items())
             cells.append(Cell("ns3", group, first.mode, name, "calibrated", len(train),
                               len(test), *_errors(pred, meas), detail=detail))
+            if name in BASELINES:   # reported, never recommended
+                continue
             scores.append(Score(name, cand.family, valid, reason, cal.loo_error,
                                 n_tunables=len(cand.grid)))
             fitted.append((cal, pred))
@@ -646,7 +669,8 @@ class Matrix:
 
 
 def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
-                      dnns: Sequence[str] | None = None) -> Matrix:
+                      dnns: Sequence[str] | None = None,
+                      ns3_train_workers: Sequence[int] = NS3_TRAIN_WORKERS) -> Matrix:
     """The whole matrix (``perfmodel validate matrix``); about 30 s on 2 cores.
 
     Parameters
@@ -657,6 +681,8 @@ def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
         Default :data:`NS3_PATH`; a missing default file is a note, not an error.
     dnns : sequence of str, optional
         DL2 DNNs (default all).
+    ns3_train_workers : sequence of int
+        Worker counts of the ns-3 calibration points (:func:`ns3_cells`).
 
     Returns
     -------
@@ -669,5 +695,5 @@ def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
         if ns3_path is None and not NS3_PATH.exists():
             notes.append(f"no ns-3 runs ({NS3_PATH.name} missing): ns-3 rows left out")
         else:
-            cells += ns3_cells(ns3_path)
+            cells += ns3_cells(ns3_path, train_workers=ns3_train_workers)
     return Matrix(tuple(cells), tuple(notes))

@@ -362,3 +362,8 @@ def test_interrupt_exits_130_without_traceback(capsys, monkeypatch):
     monkeypatch.setitem(cli._COMMANDS, "zoo", interrupted)
     code, out, err = run(capsys, "zoo", "list")
     assert code == 130 and err.strip() == "perfmodel: interrupted"
+
+
+def test_validate_matrix_allows_at_most_two_calibration_runs(capsys):
+    code, out, err = run(capsys, "validate", "matrix", "--only", "ns3", "--train-workers", "1-3")
+    assert code == 2 and err.count("\n") == 1 and "--train-workers" in err and not out
