@@ -515,7 +515,9 @@ def _validate_matrix(args) -> str:
     if args.format == "markdown":
         groups = "".join(f"\n\nselected model per {ds} group:\n\n{matrix.groups_markdown(ds)}"
                          for ds in ("dl2", "ns3") if any(c.dataset == ds for c in matrix.cells))
-        return matrix.text(markdown=True) + groups + "\n"
+        classes = ("\n\nselected model on ns-3 by regime class:\n\n" + matrix.classes_markdown()
+                   if any(c.dataset == "ns3" for c in matrix.cells) else "")
+        return matrix.text(markdown=True) + classes + groups + "\n"
     return matrix.text() + "\n\nselected model per group:\n" + matrix.groups_text() + "\n"
 
 

@@ -657,6 +657,30 @@ class Matrix:
                          f"{100 * c.max_error:.0f}% | {cov} | {'yes' if met else 'no'} |")
         return "\n".join(lines)
 
+    def classes_markdown(self) -> str:
+        """The selected model on ns-3 by regime class (mode x loss-free / lossy).
+
+        A regime is lossy when its label says so (the ns-3 backend's labels
+        carry ``lossy`` / ``lossfree``).  Columns: mean over regimes of the mean
+        error, the largest max, regimes meeting issue 10's target (5% mean and
+        10% max) and the mean interval coverage.
+        """
+        lines = ["| regimes | mean error | max error | regimes meeting 5% / 10% | "
+                 "interval coverage |", "|---|---|---|---|---|"]
+        sel = [c for c in self.cells if c.stage == "selected" and c.dataset == "ns3"]
+        for mode in ("sync", "async"):
+            for lossy in (False, True):
+                group = [c for c in sel if c.mode == mode and ("lossy" in c.group) == lossy]
+                if not group:
+                    continue
+                met = sum(c.mean_error <= 0.05 and c.max_error <= 0.10 for c in group)
+                cov = np.mean([c.coverage for c in group if c.coverage is not None])
+                lines.append(f"| {mode}, {'lossy' if lossy else 'loss-free'} | "
+                             f"{100 * np.mean([c.mean_error for c in group]):.1f}% | "
+                             f"{100 * max(c.max_error for c in group):.0f}% | "
+                             f"{met} of {len(group)} | {100 * cov:.0f}% |")
+        return "\n".join(lines)
+
     def groups_text(self) -> str:
         """Per group: the selected model's errors, coverage and why."""
         lines = []

@@ -152,3 +152,18 @@ def test_cli_validate_bad_input_exits_2(capsys, tmp_path):
     code = main(["validate", "dl2", "--format", "markdown"])
     _, err = capsys.readouterr()
     assert code == 2 and "markdown" in err
+
+
+def test_classes_summary_by_hand():
+    from perfmodel.validation import Cell, Matrix
+    cells = (Cell("ns3", "sync-fair-lossfree-a", "sync", "selected", "selected", 2, 4, 0.02, 0.04,
+                  coverage=1.0),
+             Cell("ns3", "sync-fair-lossfree-b", "sync", "selected", "selected", 2, 4, 0.06, 0.08,
+                  coverage=0.5),
+             Cell("ns3", "sync-fair-lossy-c", "sync", "selected", "selected", 2, 4, 0.2, 0.5,
+                  coverage=0.0),
+             Cell("ns3", "sync-fair-lossy-c", "sync", "sync-ps", "default", 2, 4, 0.9, 0.9))
+    lines = Matrix(cells, ()).classes_markdown().splitlines()
+    assert lines[2] == "| sync, loss-free | 4.0% | 8% | 1 of 2 | 75% |"
+    assert lines[3] == "| sync, lossy | 20.0% | 50% | 0 of 1 | 0% |"
+    assert len(lines) == 4
