@@ -775,14 +775,14 @@ def main(argv=None) -> int:
     p.add_argument("--workers", default=",".join(map(str, MATRIX_WORKERS)),
                    help="comma-separated worker counts")
     a = p.parse_args(argv)
-    if not available():
-        print(f"error: {_ns3.INSTALL_HINT}", file=sys.stderr)
-        return 2
-    try:
+    try:   # bad input first: it is wrong with or without ns-3
         workers = tuple(int(x) for x in a.workers.split(","))
     except ValueError:
         print(f"error: --workers: expected comma-separated integers, got {a.workers!r}",
               file=sys.stderr)
+        return 2
+    if not available():
+        print(f"error: {_ns3.INSTALL_HINT}", file=sys.stderr)
         return 2
     command = " ".join(["python -m perfmodel.placement.ns3_job"]
                        + (argv if argv is not None else sys.argv[1:]))
