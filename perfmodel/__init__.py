@@ -18,13 +18,15 @@ from .layerwise import LayerWise
 from .queueing import AsyncMVA
 from .errors import Infeasible, PerfModelError, SpecError
 from .result import Estimate
+from .select import select_model
 from .specs import DNN, Cluster, Config, Layer, Profile
+from .tuning import calibrate_network
 
 __version__ = "0.1.0"
 
 __all__ = [
     "units", "zoo", "SpecError", "Infeasible", "PerfModelError", "Estimate",
     "Layer", "DNN", "Profile", "Cluster", "Config", "SyncCoarse", "AllReduceCoarse",
-    "AsyncMVA", "GST", "LayerWise",
+    "AsyncMVA", "GST", "LayerWise", "calibrate_network", "select_model",
     "__version__",
 ]
