@@ -22,8 +22,8 @@ Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2 and 3.2 (Algorithm 1); seed 000
 from . import tensorflow, torch_profile
 from .chrome_import import DTYPE_BYTES, load_torch_profiler
 from .torch_profile import TorchProfile, profile_layers, profile_module
-from .engine import (AUTO_JITTER, AUTO_NUMBA_SIZE, ENGINES, MODES, SERVER_SHARINGS, SHARINGS,
-                     SimResult, numba_available, simulate)
+from .engine import (AUTO_JITTER, AUTO_NUMBA_SIZE, ENGINES, MODES, SERVER_CPUS, SERVER_SHARINGS,
+                     SHARINGS, SimResult, numba_available, simulate)
 from .export import chrome_trace
 from .model import ARCHITECTURES, PHASES, TraceSim, simulate_range, split_servers
 from .tensorflow import (GRPC_WINDOW, ORDERS, add_parsing_overhead, assign_servers, fair_shares,
@@ -38,7 +38,7 @@ __all__ = [
     "RESOURCES", "COMMUNICATION", "COMPUTATION", "Op", "Step", "Trace", "from_layers",
     "from_pipedream",
     # engine
-    "MODES", "SHARINGS", "SERVER_SHARINGS", "ENGINES", "AUTO_JITTER", "AUTO_NUMBA_SIZE",
+    "MODES", "SHARINGS", "SERVER_CPUS", "SERVER_SHARINGS", "ENGINES", "AUTO_JITTER", "AUTO_NUMBA_SIZE",
     "SimResult", "simulate", "numba_available",
     # model object, sweeps, export
     "ARCHITECTURES", "PHASES", "TraceSim", "simulate_range", "split_servers", "chrome_trace",

@@ -42,7 +42,17 @@ Buffers (offsets in brackets):
   [W L + f], time the direction was last brought up to date [2 W L + d];
 * ``nxt_t`` (float, 2) / ``nxt_i`` (int, 3 x 2): per direction, the next
   completion time and its (sequence, worker, link);
-* ``cnt`` (int): sequence numbers used, heap size, events, records, error.
+* ``cnt`` (int): sequence numbers used, heap size, events, records, error;
+* ``srv`` (int, 1 + 3 S + S W): the server update CPUs of ``server_cpu="fcfs"``:
+  the flag [0] (0 ``"own"``: every worker has its own update CPU, Share = 1;
+  1 ``"fcfs"``: one per server), per server i the FIFO's head [1 + i], its
+  length [1 + S + i], the worker whose ``ps`` op runs or -1 [1 + 2 S + i], and
+  the FIFO of waiting workers, a ring of W entries [1 + 3 S + i W].
+  A worker's ``ps`` op that finds its server busy waits there (its own queue's
+  running entry is then -2, "waiting for the server"); it joins with its
+  ready time and enabler set (the critical path charges the wait to ``ps``)
+  and starts when it reaches the head.  A computation's actual start is kept
+  in ``ofl[WM + o]`` (unused by computations otherwise) for the record.
 
 Transmission work is in seconds at the full bandwidth; ``lfl`` rates are
 fractions of it.  Flows are brought up to date lazily, when their direction
@@ -230,8 +240,12 @@ def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
 
 
 def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
-             factors, ht, hi, lin, lfl):
-    """Start the head of scheduler[w, sl] (seed 003 Algorithm 1 lines 26 and 28)."""
+             factors, ht, hi, lin, lfl, srv):
+    """Start the head of scheduler[w, sl] (seed 003 Algorithm 1 lines 26 and 28).
+
+    With one update CPU per server (``srv[0]``) a ``ps`` op that finds the
+    server busy joins the server's FIFO instead (see the module notes).
+    """
     S = dims[0]
     W = dims[1]
     L = dims[2]
@@ -242,6 +256,19 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     WM = W * M
     X = W * NS
     q = w * NS + sl
+    kind = sl // S
+    if kind == 3 and srv[0] != 0:
+        i = sl % S
+        if srv[1 + 2 * S + i] >= 0:     # server busy: wait at the end of its FIFO
+            o = w * M + qbuf[q * Q + qst[q]]
+            ofl[o] = now
+            ost[WM + o] = enabler
+            ost[2 * WM + o] = 1
+            qst[2 * X + q] = -2
+            srv[1 + 3 * S + i * W + (srv[1 + i] + srv[1 + S + i]) % W] = w
+            srv[1 + S + i] += 1
+            return
+        srv[1 + 2 * S + i] = w
     j = qbuf[q * Q + qst[q]]
     qst[q] += 1
     qst[2 * X + q] = j
@@ -252,9 +279,9 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     if turn == 0:
         ofl[o] = now
         ost[WM + o] = enabler
-    kind = sl // S
     if kind == 1 or kind == 3:
         ost[2 * WM + o] = 1
+        ofl[WM + o] = now
         dur = op_work[wst[W + w] + j] * factors[w * N + wst[2 * W + w]]
         cnt[1] = heap_push(ht, hi, cnt[1], now + dur, cnt[0], w, sl)
         return
@@ -278,7 +305,7 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
 
 def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht, hi,
                lin, lfl, samples, step_first, step_nops, root_ptr, root_idx, op_ndeps, op_slot,
-               step_start):
+               step_start, srv):
     """STARTRANDOMSTEP: the worker's next sampled step; its roots are queued in order."""
     W = dims[1]
     M = dims[3]
@@ -309,15 +336,15 @@ def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, f
         q = w * NS + sl
         qbuf[q * Q + qst[X + q]] = j
         qst[X + q] += 1
-        if qst[2 * X + q] < 0:
+        if qst[2 * X + q] == -1:
             start_op(w, sl, now, -1, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
-                     factors, ht, hi, lin, lfl)
+                     factors, ht, hi, lin, lfl, srv)
 
 
 def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, root_ptr,
         root_idx, samples, factors, dims, sync, sharing, cap, nic, win, record, step_start,
         step_end, crit, rec_i, rec_t, wst, ost, ofl, qst, qch, qbuf, ht, hi, lin, lfl, nxt_t,
-        nxt_i, tmp_rem, tmp_cnt, frozen, cnt):
+        nxt_i, tmp_rem, tmp_cnt, frozen, cnt, srv):
     """Simulate N steps of W workers; fill step_start, step_end, crit (and the record).
 
     ``rec_i`` gets (worker, step number, global op) and ``rec_t`` (start, end)
@@ -337,7 +364,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
     for w in range(W):
         start_step(w, 0.0, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht,
                    hi, lin, lfl, samples, step_first, step_nops, root_ptr, root_idx, op_ndeps,
-                   op_slot, step_start)
+                   op_slot, step_start, srv)
     ndone = 0
     while True:
         for d in range(2):
@@ -381,6 +408,16 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
         q = w * NS + sl
         j = qst[2 * X + q]
         qst[2 * X + q] = -1
+        if srv[0] != 0 and sl // S == 3:    # the server's update CPU passes to its FIFO's head
+            i = sl % S
+            srv[1 + 2 * S + i] = -1
+            if srv[1 + S + i] > 0:
+                w2 = srv[1 + 3 * S + i * W + srv[1 + i]]
+                srv[1 + i] = (srv[1 + i] + 1) % W
+                srv[1 + S + i] -= 1
+                qst[2 * X + w2 * NS + sl] = -1
+                start_op(w2, sl, now, -1, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
+                         op_work, factors, ht, hi, lin, lfl, srv)
         base = wst[W + w]
         finished = True
         if is_link:
@@ -397,7 +434,11 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                 rec_i[3 * r] = w
                 rec_i[3 * r + 1] = wst[2 * W + w]
                 rec_i[3 * r + 2] = base + j
-                rec_t[2 * r] = ofl[w * M + j]
+                kind = op_slot[base + j] // S
+                if kind == 1 or kind == 3:  # computations: the actual start, after any wait
+                    rec_t[2 * r] = ofl[WM + w * M + j]
+                else:
+                    rec_t[2 * r] = ofl[w * M + j]
                 rec_t[2 * r + 1] = now
                 cnt[3] = r + 1
             for e in range(succ_ptr[base + j], succ_ptr[base + j + 1]):
@@ -409,13 +450,13 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                     q2 = w * NS + s2
                     qbuf[q2 * Q + qst[X + q2]] = x
                     qst[X + q2] += 1
-                    if qst[2 * X + q2] < 0:
+                    if qst[2 * X + q2] == -1:
                         start_op(w, s2, now, j, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
-                                 op_work, factors, ht, hi, lin, lfl)
-        if qst[2 * X + q] < 0:
+                                 op_work, factors, ht, hi, lin, lfl, srv)
+        if qst[2 * X + q] == -1:            # (-2: its next ps op already waits for the server)
             if qst[q] < qst[X + q]:         # more ops of w on this resource (line 28)
                 start_op(w, sl, now, j, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
-                         factors, ht, hi, lin, lfl)
+                         factors, ht, hi, lin, lfl, srv)
             elif is_link:                   # w leaves active[r] (line 30)
                 lin[L * W + L + w * L + l] = 0
                 p = 0
@@ -441,7 +482,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                 if k + 1 < N:
                     start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
                                factors, ht, hi, lin, lfl, samples, step_first, step_nops,
-                               root_ptr, root_idx, op_ndeps, op_slot, step_start)
+                               root_ptr, root_idx, op_ndeps, op_slot, step_start, srv)
             else:
                 ndone += 1
                 if ndone == W:              # barrier (seed 003 Algorithm 1 line 36)
@@ -451,7 +492,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                             start_step(w2, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
                                        op_work, factors, ht, hi, lin, lfl, samples, step_first,
                                        step_nops, root_ptr, root_idx, op_ndeps, op_slot,
-                                       step_start)
+                                       step_start, srv)
     for w in range(W):
         if wst[2 * W + w] != N:
             cnt[4] = 1

@@ -12,7 +12,17 @@ Semantics (seed 003 Sec. 2.2.2 and 3.2, seed 000 Sec. 3.4 and 5):
   ps; per server when there are several): ready ops wait in FIFO order and
   at most one op per worker and resource runs at a time.  Computations
   (``worker``, ``ps``) are never shared: every worker has its own compute
-  and its own cores on the server (Share = 1).
+  and, with ``server_cpu="own"`` (the default), its own cores on the server
+  (Share = 1).  ``server_cpu="fcfs"`` gives each server a single update CPU
+  instead, as the ns-3 engine's ``JobRunner`` has (a named option; the seeds
+  leave it open): a ready ``ps`` op that finds its server busy joins the server's
+  FIFO and starts when the op before it finishes.  Ops that become ready at
+  the same instant join in the engine's event order (the event processed
+  first joins first; within an event, in the order the op's worker queues
+  it).  When a ``ps`` op ends, the head of the FIFO starts before anything
+  else of that event, so the finishing worker's next ``ps`` op queues behind
+  the waiting workers.  The wait counts as ``ps`` on the critical path; the
+  recorded start of an op is when it got the CPU.
 * Transmissions share the server's link in their direction among the
   workers *using* it: ``sharing="ps"`` splits it equally (Share = 1/n),
   ``"fcfs"`` gives it whole to the worker that started using it first,
@@ -78,8 +88,8 @@ from ..errors import SpecError
 from . import _kernel
 from .trace import RESOURCES, Trace
 
-__all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "ENGINES", "AUTO_JITTER", "AUTO_NUMBA_SIZE",
-           "SimResult", "simulate", "draws", "numba_available"]
+__all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "SERVER_CPUS", "ENGINES", "AUTO_JITTER",
+           "AUTO_NUMBA_SIZE", "SimResult", "simulate", "draws", "numba_available"]
 
 #: Synchronization modes of :func:`simulate`.
 MODES = ("async", "sync", "allreduce")
@@ -88,6 +98,9 @@ SHARINGS = ("ps", "fcfs", "hybrid")
 #: With several servers: "nic" (max-min fair over server links and worker NICs,
 #: seed 000 Sec. 5) or "independent" (each server link shared on its own).
 SERVER_SHARINGS = ("nic", "independent")
+#: Update CPUs on a server: one per worker ("own", Share = 1), or one per
+#: server serving ``ps`` ops first come first served ("fcfs", the ns-3 engine).
+SERVER_CPUS = ("own", "fcfs")
 #: Event-loop implementations: compiled with numba, or the same code in CPython.
 ENGINES = ("auto", "numba", "python")
 #: Coefficient of variation of the auto jitter (see the module notes).
@@ -354,7 +367,7 @@ def _types(trace, workers):
 
 def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, warmup=50,
              seed=0, *, per_flow_cap=None, window=None, jitter=None, server_sharing="nic",
-             record=False, engine="auto") -> SimResult:
+             record=False, engine="auto", server_cpu="own") -> SimResult:
     """Simulate ``steps`` SGD steps of K workers from a single-worker trace.
 
     Parameters
@@ -404,6 +417,11 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
         takes numba when it is installed and the run is large (more than
         :data:`AUTO_NUMBA_SIZE` workers x steps x ops) or numba is already
         compiled in this process.  Both give the same result.
+    server_cpu : {"own", "fcfs"}
+        ``"own"``: every worker has its own update CPU on each server (``ps``
+        ops never wait for each other, seed 003 Share = 1); ``"fcfs"``: each
+        server has one update CPU running the workers' ``ps`` ops one at a
+        time, first come first served (see the module notes).
 
     Returns
     -------
@@ -455,12 +473,14 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
     if not isinstance(record, (bool, np.bool_)):
         raise SpecError("record", f"expected True or False, got {record!r}")
     engine = _check_choice("engine", engine, ENGINES)
+    server_cpu = _check_choice("server_cpu", server_cpu, SERVER_CPUS)
     if engine == "numba" and not numba_available():
         raise SpecError("engine", "'numba' needs the numba package (pip install numba); "
                                   "use 'auto' or 'python'")
     if mode != "allreduce" and sharing == "hybrid":
         runs = tuple(_simulate_one(types, K, b, mode, s, n_steps, warm, seed, cap, win, jitter,
-                                   server_sharing, record, engine) for s in ("ps", "fcfs"))
+                                   server_sharing, record, engine, server_cpu)
+                     for s in ("ps", "fcfs"))
         ps, fcfs = runs
         meta = dict(ps.meta, sharing="hybrid")
         return dataclasses.replace(
@@ -469,7 +489,7 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
             events=ps.events + fcfs.events, wall_seconds=ps.wall_seconds + fcfs.wall_seconds,
             runs=runs, meta=meta)
     return _simulate_one(types, K, b, mode, sharing, n_steps, warm, seed, cap, win, jitter,
-                         server_sharing, record, engine)
+                         server_sharing, record, engine, server_cpu)
 
 
 def draws(traces, counts, steps, seed, mode, jitter):
@@ -523,7 +543,7 @@ def draws(traces, counts, steps, seed, mode, jitter):
 
 
 def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, server_sharing,
-                  record, engine) -> SimResult:
+                  record, engine, server_cpu) -> SimResult:
     clock = time.perf_counter()
     allreduce = mode == "allreduce"
     structs = [_structure(t, allreduce) for t, _ in types]
@@ -579,7 +599,8 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
                lin=np.zeros(L * K + L + WL + 2, i64), lfl=np.zeros(2 * WL + 2),
                nxt_t=np.full(2, _kernel.INF), nxt_i=np.array([0, -1, 0, 0, -1, 0], i64),
                tmp_rem=np.zeros(S + K), tmp_cnt=np.zeros(S + K, i64),
-               frozen=np.zeros(WL, i64), cnt=np.zeros(5, i64))
+               frozen=np.zeros(WL, i64), cnt=np.zeros(5, i64),
+               srv=_server_cpus(server_cpu, S, K))
     inputs = dict(op_slot=op_slot.astype(i64), op_work=work.astype(float),
                   op_ndeps=cat([st.ndeps for st in structs]).astype(i64),
                   succ_ptr=succ_ptr.astype(i64), succ_idx=succ_idx.astype(i64),
@@ -656,12 +677,20 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
             "worker_types": [n for _, n in types], "bandwidth": b, "steps": N,
             "warmup": warm, "seed": seed, "per_flow_cap": cap, "window": win, "jitter": cv,
             "desync": desync, "servers": S, "server_sharing": server_sharing,
-            "engine": engine}
+            "engine": engine, "server_cpu": server_cpu}
     return SimResult(throughput=throughput, sample_throughput=sample_tp,
                      step_times=(ends - starts)[:, warm:], starts=starts, ends=ends,
                      critical=critical, utilization=util, events=int(cnt[2]),
                      wall_seconds=time.perf_counter() - clock, ops=ops, labels=labels,
                      meta=meta)
+
+
+def _server_cpus(server_cpu, S, K) -> np.ndarray:
+    """The kernel's ``srv`` buffer: flag, FIFO heads, lengths, running worker (-1), rings."""
+    srv = np.zeros(1 + 3 * S + S * K, np.int64)
+    srv[0] = 1 if server_cpu == "fcfs" else 0
+    srv[1 + 2 * S:1 + 3 * S] = -1
+    return srv
 
 
 def _utilization(kind, server, work, step_first, step_nops, samples, factors, window_w, window,

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import Infeasible, SpecError
 from ..result import Estimate
 from ..specs import Cluster, Config, Profile
-from .engine import ENGINES, SERVER_SHARINGS, SHARINGS, SimResult, simulate
+from .engine import ENGINES, SERVER_CPUS, SERVER_SHARINGS, SHARINGS, SimResult, simulate
 from .trace import COMMUNICATION, Op, Step, Trace, from_layers
 
 __all__ = ["ARCHITECTURES", "PHASES", "TraceSim", "simulate_range", "split_servers",
@@ -161,6 +161,10 @@ class TraceSim:
         ``seed``), summarized by their mean and its Student-t interval.
     level : float
         Confidence level of that interval, in (0, 1).
+    server_cpu : {"own", "fcfs"}
+        Update CPUs on a server: one per worker (``"own"``, seed 003 Share = 1)
+        or one per server applying the ``ps`` ops first come first served
+        (``"fcfs"``, as the ns-3 engine; see :func:`~perfmodel.sim.simulate`).
 
     Notes
     -----
@@ -236,12 +240,14 @@ class TraceSim:
     engine: str = "auto"
     replications: int = 1
     level: float = 0.9
+    server_cpu: str = "own"
 
     def __post_init__(self):
         for name, value, choices in (("architecture", self.architecture, ARCHITECTURES),
                                      ("sharing", self.sharing, SHARINGS),
                                      ("server_sharing", self.server_sharing, SERVER_SHARINGS),
-                                     ("engine", self.engine, ENGINES)):
+                                     ("engine", self.engine, ENGINES),
+                                     ("server_cpu", self.server_cpu, SERVER_CPUS)):
             if not isinstance(value, str) or value not in choices:
                 raise SpecError(name, f"must be one of {', '.join(choices)}; got {value!r}")
         for name in ("steps", "warmup", "seed"):
@@ -312,7 +318,8 @@ class TraceSim:
         if cluster.per_flow_cap is not None:
             cap = cluster.per_flow_cap * cluster.link_efficiency
         kwargs = dict(per_flow_cap=cap, window=self.window, jitter=jitter,
-                      server_sharing=self.server_sharing, engine=self.engine)
+                      server_sharing=self.server_sharing, engine=self.engine,
+                      server_cpu=self.server_cpu)
         kwargs.update(options)
         return simulate(trace, config.n_replicas, cluster.effective_bandwidth, mode,
                         self.sharing, steps=self.steps, warmup=self.warmup, seed=self.seed,
@@ -368,6 +375,7 @@ class TraceSim:
                 "critical_path": {PHASES[r]: v for r, v in base.critical.items()},
                 "desync": res.meta["desync"], "events": res.events,
                 "engine": res.meta["engine"], "bandwidth": res.meta["bandwidth"],
+                "server_cpu": res.meta["server_cpu"],
                 "equation": "seed 003 Algorithm 1 (fine-grained simulation)"}
         return Estimate(step_time=step, throughput=samples, phases=phases,
                         bottleneck=max(phases, key=phases.get), epoch_time=epoch, meta=meta)
