@@ -188,26 +188,45 @@ class BlockTrace:
         A trace-driven model (:class:`~perfmodel.sim.model.TraceSim`).
     blocks : int
         Equal layer blocks (>= 1).
+    update : {"whole", "per_layer"}
+        ``"whole"``: one server update of ``t_update`` once every block's
+        gradient has arrived (a parameter server applying whole gradients, as
+        the ns-3 backend's does); ``"per_layer"``: one update per block right
+        after its push, ``t_update`` split by bytes
+        (:func:`perfmodel.sim.trace.from_layers`).
     """
 
     model: Any
     blocks: int = 4
+    update: str = "whole"
     uses_parameter_servers = True
 
     def __post_init__(self):
         if isinstance(self.blocks, bool) or not isinstance(self.blocks, int) or self.blocks < 1:
             raise SpecError("blocks", f"must be an integer >= 1, got {self.blocks!r}")
+        if self.update not in ("whole", "per_layer"):
+            raise SpecError("update", f"expected 'whole' or 'per_layer', got {self.update!r}")
+
+    def trace(self, profile: Profile):
+        """The block trace of ``profile`` (see the class docstring)."""
+        from .sim.trace import Op, Step, Trace
+        k, whole = self.blocks, self.update == "whole" and profile.t_update > 0
+        trace = Trace.from_layers([profile.model_bytes / k] * k, [profile.t_forward / k] * k,
+                                  [profile.t_backward / k] * k,
+                                  0.0 if whole else profile.t_update, overlap=True,
+                                  batch_size=profile.batch_size, name=profile.name)
+        if not whole:
+            return trace
+        step = trace.steps[0]
+        pushes = tuple(o.id for o in step.ops if o.res == "uplink")
+        update = Op("upd", "ps", seconds=profile.t_update, deps=pushes, server=0)
+        return Trace((Step(step.ops + (update,)),), batch_size=profile.batch_size,
+                     name=profile.name)
 
     def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
         """The model's estimate on the block trace of a :class:`Profile` workload."""
         if isinstance(workload, Profile):
-            from .sim.trace import Trace
-            k = self.blocks
-            workload = Trace.from_layers([workload.model_bytes / k] * k,
-                                         [workload.t_forward / k] * k,
-                                         [workload.t_backward / k] * k, workload.t_update,
-                                         overlap=True, batch_size=workload.batch_size,
-                                         name=workload.name)
+            workload = self.trace(workload)
         return self.model.estimate(workload, cluster, config)
 
 
@@ -264,7 +283,8 @@ def _network_grid(*, growth: bool) -> dict:
 
 def default_candidates(mode: str = "sync", *, overlap: bool = False,
                        simulate: bool = False, blocks: int = 4, sim_steps: int = 40,
-                       sim_warmup: int = 4, replications: int = 1) -> tuple[Candidate, ...]:
+                       sim_warmup: int = 4, replications: int = 1,
+                       server_cpu: str = "own") -> tuple[Candidate, ...]:
     """The candidates for a parameter-server job: closed forms, queueing, simulation.
 
     Parameters
@@ -288,6 +308,10 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     replications : int
         The simulator's replications (:class:`~perfmodel.sim.model.TraceSim`),
         averaging out the random walk of a short horizon.
+    server_cpu : {"own", "fcfs"}
+        The simulator's server update CPU: one per worker (seed 003
+        Algorithm 1) or one per server applying gradients first come first
+        served, which spaces async workers' restarts by the update time.
 
     Returns
     -------
@@ -323,8 +347,9 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     if simulate:
         from .sim.model import TraceSim
         for sharing, links in (("ps", ("fair", "fifo")), ("fcfs", ("fifo",))):
+            cpu = {} if server_cpu == "own" else {"server_cpu": server_cpu}
             sim = TraceSim(sharing=sharing, steps=sim_steps, warmup=sim_warmup,
-                           replications=replications)
+                           replications=replications, **cpu)
             out.append(Candidate(f"sim-{sharing}", "simulation",
                                  BlockTrace(sim, blocks) if overlap else sim,
                                  {"link_efficiency": _SIM_EFFICIENCY}, (mode,), links=links))

@@ -44,7 +44,10 @@ own command, see the file's header).  A group is one regime (all columns but
 Calibration points: the :data:`NS3_TRAIN_WORKERS` worker counts; the rest
 are test points.  With overlap the simulator runs the profile in the
 header's "overlap in N blocks" layer blocks (default 4,
-:class:`perfmodel.select.BlockTrace`), as the ns-3 job overlaps.  The cluster is ``Cluster(nic_bandwidth=bandwidth,
+:class:`perfmodel.select.BlockTrace`, one whole-gradient update), as the ns-3
+job overlaps; where the header says the PS has one update CPU applying whole
+gradients first come first served, the simulator's ``server_cpu="fcfs"`` is
+used for the regimes that apply every gradient (async, sync per gradient).  The cluster is ``Cluster(nic_bandwidth=bandwidth,
 compute_cv=compute_cv)``: the compute spread is an input of the run, known
 to both stages.  The link's queue (``fair`` or ``fifo``) is passed to the
 selection as ``link_sharing`` (the regime's known validity, see
@@ -342,6 +345,8 @@ def parse_ns3(text: str, source: str = "ns3_matrix.csv") -> tuple[dict, list[NS3
             warm = _WARMUP.search(raw)
             if warm:
                 header["warmup"] = int(warm.group(1))
+            if "first come first served" in raw and "update CPU" in raw:
+                header["server_cpu"] = "fcfs"
             match = _T_UPDATE.search(raw)
             if match and "t_update" not in header:
                 try:
@@ -403,11 +408,14 @@ def load_ns3(path=None) -> tuple[dict, list[NS3Run]]:
     return parse_ns3(read_text(path), source=path.name)
 
 
-def _ns3_models(mode: str, overlap: bool, blocks: int = 4, horizon: tuple = (40, 4)) -> dict:
+def _ns3_models(mode: str, overlap: bool, blocks: int = 4, horizon: tuple = (40, 4),
+                server_cpu: str = "own") -> dict:
     """Every model that predicts a single-PS job, by name (the default stage's objects).
 
     ``horizon`` is the runs' (steps per worker including warm-up, warm-up):
-    the simulator replays runs of that length, :data:`SIM_REPLICATIONS` times.
+    the simulator replays runs of that length, :data:`SIM_REPLICATIONS` times;
+    ``server_cpu`` is the runs' server (``"fcfs"`` when the header says the PS
+    applies whole gradients first come first served).
     """
     from .baselines import Cynthia, LinAsync
     from .gst import GST
@@ -416,7 +424,8 @@ def _ns3_models(mode: str, overlap: bool, blocks: int = 4, horizon: tuple = (40,
     cands = {c.name: c for c in default_candidates(mode, overlap=overlap, simulate=True,
                                                    blocks=blocks, sim_steps=horizon[0],
                                                    sim_warmup=horizon[1],
-                                                   replications=SIM_REPLICATIONS)}
+                                                   replications=SIM_REPLICATIONS,
+                                                   server_cpu=server_cpu)}
     if mode == "sync":   # GST reads cluster.compute_cv as its sigma (seed 001 eq. 7)
         cands["gst"] = dataclasses.replace(cands["sync-ps"], name="gst", model=GST(),
                                            grid={"link_efficiency":
@@ -514,8 +523,12 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         scores, fitted = [], []
         warm = header.get("warmup", 2)
         horizon = (int(max(r.steps for r in rs)) + warm, warm)
+        # one FCFS update CPU matters where the server applies each gradient (async, or
+        # sync per gradient); a sync step's single aggregated update is the same either way
+        per_gradient = first.mode == "async" or first.update == "per_gradient"
+        cpu = header.get("server_cpu", "own") if per_gradient else "own"
         for name, cand in _ns3_models(first.mode, first.overlap, header.get("blocks", 4),
-                                      horizon).items():
+                                      horizon, cpu).items():
             valid, reason = _validity(cand, first.mode, first.compute_cv, sharing, LOCKSTEP_CV)
             try:
                 pred = predict_measurements(cand.model, prof, cluster, test)

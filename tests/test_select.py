@@ -291,3 +291,26 @@ def test_ps_sharing_is_valid_on_fifo_links_and_fcfs_not_on_fair_ones():
         assert _validity(cands[name], "sync", 0.1, "fair", 0.05)[0]
     for name in ("sync-fcfs", "sim-fcfs", "sync-hybrid"):
         assert not _validity(cands[name], "sync", 0.1, "fair", 0.05)[0]
+
+
+def test_block_trace_whole_gradient_update_by_hand():
+    """One worker, no jitter, 4 blocks, nominal 10 Gbps: a block moves in M/4B = 20.45 ms;
+    forward (45.6 ms a block) is paced by the pulls, the pushes follow the backward passes
+    (65.2 ms a block) and one 20 ms update follows the last push."""
+    from perfmodel import Cluster
+    from perfmodel.select import BlockTrace
+    from perfmodel.sim.model import TraceSim
+    p = zoo.profile("resnet50-pipedream").replace(t_update=0.02)
+    c = Cluster(machines=4, nic_bandwidth=1.25e9)
+    block, fwd, bwd = p.model_bytes / 4 / 1.25e9, p.t_forward / 4, p.t_backward / 4
+    forward_end = block + 4 * fwd              # block 0 arrives, then forward back to back
+    expected = forward_end + 4 * bwd + block + 0.02   # last push after the last backward
+    est = BlockTrace(TraceSim(sharing="ps", steps=5, warmup=1), 4).estimate(
+        p, c, Config(n_replicas=1, n_ps=1, mode="async"))
+    assert est.step_time == pytest.approx(expected, rel=1e-9)
+    ops = BlockTrace(TraceSim(), 4).trace(p).steps[0].ops
+    assert [o.id for o in ops if o.res == "ps"] == ["upd"]
+    per_layer = BlockTrace(TraceSim(), 4, update="per_layer").trace(p).steps[0].ops
+    assert sum(o.res == "ps" for o in per_layer) == 4
+    with pytest.raises(SpecError, match="update"):
+        BlockTrace(TraceSim(), 4, update="sometimes")

@@ -696,7 +696,8 @@ def _header(profile, t_update, scale, steps, warmup, batches, seed, command, don
         "(ours: the profile has 0), one PS",
         f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 {_ns3_version()} "
         f"(PyPI 'ns3'), TCP NewReno, MSS 1448 B, min RTO 1 s, star of 1 PS + K workers, "
-        f"link delay 10 us, scale={scale:g} (bytes and rates divided), overlap in 4 blocks",
+        f"link delay 10 us, scale={scale:g} (bytes and rates divided), overlap in 4 blocks, "
+        "one update CPU on the PS applying whole gradients first come first served",
         f"# measured: sync steps={steps} barrier steps, async steps={async_steps} gradients "
         f"per worker, after warmup={warmup}; throughput = samples/s summed over workers; throughput_std "
         f"= std (ddof 1) of the throughput over {batches} equal batches of the window "
