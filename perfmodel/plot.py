@@ -80,9 +80,18 @@ def _axes(ax):
     return ax
 
 
-def _level_text(level) -> str:
-    """``0.9 -> "90% interval"``; ``None`` (level unknown) -> ``"interval"``."""
-    return "interval" if level is None else f"{100 * float(level):g}% interval"
+def _level_text(level, records=()) -> str:
+    """``0.9 -> "90% interval"``; ``None`` (level unknown) -> ``"interval"``.
+
+    When every record's interval is the spread of single iterations (GST's
+    ``interval="iteration"``), it says so instead: that is not an error bar
+    on the mean.
+    """
+    sources = {str(r.meta.get("interval_source", "")) for r in records}
+    what = ("range of single iterations"
+            if sources and all(x.startswith("GST iteration") for x in sources)
+            else "interval")
+    return what if level is None else f"{100 * float(level):g}% {what}"
 
 
 def _estimate_curve(label: str, values) -> tuple[object, object, object]:
@@ -160,8 +169,9 @@ def scalability(workers, throughputs: Mapping[str, object], *, saturation=None,
     ax = _axes(ax)
     k = np.asarray(workers, dtype=float)
     for label, values in throughputs.items():
-        band, band_level = None, level
+        band, band_level, estimates = None, level, ()
         if _is_estimates(values):
+            estimates = values
             values, band, band_level = _estimate_curve(label, values)
         elif intervals is not None and label in intervals:
             band = intervals[label]
@@ -170,7 +180,8 @@ def scalability(workers, throughputs: Mapping[str, object], *, saturation=None,
             raise ValueError(f"throughputs[{label!r}]: shape {y.shape} != workers {k.shape}")
         (line,) = ax.plot(k, y, marker="o", ms=3, label=label)
         if band is not None:
-            _band(ax, k, y, band, f"{label}: {_level_text(band_level)}", line.get_color())
+            _band(ax, k, y, band, f"{label}: {_level_text(band_level, estimates)}",
+                  line.get_color())
         s = saturation.get(label) if isinstance(saturation, Mapping) else saturation
         if s is not None and math.isfinite(float(s)):
             ax.axvline(float(s), color=line.get_color(), ls="--", lw=1)
@@ -478,7 +489,7 @@ def _step_error_bars(ax, x, records, unit: float) -> None:
     step = np.array([r.step_time for r in records], dtype=float) / unit
     low, high = (np.array(b, dtype=float) / unit for b in zip(*bars))
     ax.errorbar(x, step, yerr=[step - low, high - step], fmt="none", ecolor="black", capsize=4,
-                label=_level_text(levels.pop()))
+                label=_level_text(levels.pop(), records))
 
 
 def latency_cdf(results: Mapping[str, object], ax=None, *, xlabel: str = "iteration latency (s)"):

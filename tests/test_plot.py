@@ -263,3 +263,20 @@ def test_sweep_curves_bad_columns():
         plot.sweep_curves(rows, y="bottleneck")
     with pytest.raises(ValueError, match="rows:"):
         plot.sweep_curves([_row(1, 1.25e9, 1.0, error="SpecError: x")])
+
+
+def test_single_iteration_spread_is_labelled_as_such():
+    """GST's interval="iteration" is the spread of one iteration, not an error bar on the
+    mean: the legend says so; a fit's interval keeps the plain label."""
+    from perfmodel import Config, GST, zoo
+    profile, cluster = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")
+    gst = GST(interval="iteration", cv=0.05)
+    ests = [gst.estimate(profile, cluster.replace(machines=8), Config(n_replicas=k))
+            for k in (1, 2, 4)]
+    ax = plot.scalability([1, 2, 4], {"gst": ests})
+    labels = ax.get_legend_handles_labels()[1]
+    assert "gst: 90% range of single iterations" in labels
+    fitted = [e.with_interval(e.throughput * 0.9, e.throughput * 1.1, level=0.9,
+                              source="LOO residuals of 2 calibration points") for e in ests]
+    ax = plot.scalability([1, 2, 4], {"fit": fitted})
+    assert "fit: 90% interval" in ax.get_legend_handles_labels()[1]
