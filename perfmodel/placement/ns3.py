@@ -77,6 +77,29 @@ _CPP = r"""
 namespace perfmodel_ns3 {
 using namespace ns3;
 
+// Socket plumbing shared with ns3_job.py's JobRunner (compiled once, here).
+// Hand the socket as many bytes as its buffer takes, 64 KiB at a time.
+inline void FillSocket(Ptr<Socket> tx, uint64_t& pending) {
+  while (pending > 0) {
+    uint32_t room = tx->GetTxAvailable();
+    if (room == 0) return;
+    uint32_t n = (uint32_t)std::min<uint64_t>(std::min<uint64_t>(pending, room), 65536);
+    int sent = tx->Send(Create<Packet>(n));
+    if (sent <= 0) return;
+    pending -= (uint64_t)sent;
+  }
+}
+// Index of the flow whose sending socket is s, or -1.
+template <class F> int FlowOfSocket(const std::vector<F>& flows, Ptr<Socket> s) {
+  for (size_t f = 0; f < flows.size(); ++f) if (flows[f].tx == s) return (int)f;
+  return -1;
+}
+// The flow an accepted socket belongs to: it listens on port 10000 + flow index.
+inline int AcceptedFlow(Ptr<Socket> s) {
+  Address local; s->GetSockName(local);
+  return (int)InetSocketAddress::ConvertFrom(local).GetPort() - 10000;
+}
+
 // Seed 002 Sec. 4.2: PS -> workers (model), compute, workers -> PS (gradients), update.
 class Runner {
  public:
@@ -122,17 +145,7 @@ class Runner {
   }
   double ServerSample(int j, int it) { return sSamples[(size_t)j * samplesPerJob + it % samplesPerJob]; }
 
-  void Fill(int f) {
-    Flow& fl = flows[f];
-    while (fl.pending > 0) {
-      uint32_t room = fl.tx->GetTxAvailable();
-      if (room == 0) return;
-      uint32_t n = (uint32_t)std::min<uint64_t>(std::min<uint64_t>(fl.pending, room), 65536);
-      int sent = fl.tx->Send(Create<Packet>(n));
-      if (sent <= 0) return;
-      fl.pending -= (uint64_t)sent;
-    }
-  }
+  void Fill(int f) { FillSocket(flows[f].tx, flows[f].pending); }
   void Connect(int f) {
     Flow& fl = flows[f];
     fl.tx->Bind();
@@ -140,12 +153,11 @@ class Runner {
     fl.tx->SetSendCallback(MakeCallback(&Runner::OnSendable, this));
   }
   void OnSendable(Ptr<Socket> s, uint32_t) {
-    for (size_t f = 0; f < flows.size(); ++f) if (flows[f].tx == s) { Fill((int)f); return; }
+    int f = FlowOfSocket(flows, s);
+    if (f >= 0) Fill(f);
   }
   void OnAccept(Ptr<Socket> s, const Address&) {
-    Address local; s->GetSockName(local);
-    int f = (int)InetSocketAddress::ConvertFrom(local).GetPort() - 10000;
-    rxFlow[PeekPointer(s)] = f;
+    rxFlow[PeekPointer(s)] = AcceptedFlow(s);
     keep.push_back(s);
     s->SetRecvCallback(MakeCallback(&Runner::OnRecv, this));
   }

@@ -153,17 +153,7 @@ class JobRunner {
     uint64_t b = (uint64_t)std::floor(total * (c + 1) / chunks);
     return std::max<uint64_t>(b - a, 1);
   }
-  void Fill(int f) {
-    Flow& fl = flows[f];
-    while (fl.pending > 0) {
-      uint32_t room = fl.tx->GetTxAvailable();
-      if (room == 0) return;
-      uint32_t n = (uint32_t)std::min<uint64_t>(std::min<uint64_t>(fl.pending, room), 65536);
-      int sent = fl.tx->Send(Create<Packet>(n));
-      if (sent <= 0) return;
-      fl.pending -= (uint64_t)sent;
-    }
-  }
+  void Fill(int f) { perfmodel_ns3::FillSocket(flows[f].tx, flows[f].pending); }
   void Send(int f, uint64_t bytes, int chunk) {
     Flow& fl = flows[f];
     fl.sent += bytes;
@@ -177,12 +167,12 @@ class JobRunner {
     flows[f].tx->SetSendCallback(MakeCallback(&JobRunner::OnSendable, this));
   }
   void OnSendable(Ptr<Socket> s, uint32_t) {
-    for (size_t f = 0; f < flows.size(); ++f) if (flows[f].tx == s) { Fill((int)f); return; }
+    int f = perfmodel_ns3::FlowOfSocket(flows, s);
+    if (f >= 0) Fill(f);
   }
   bool OnConnRequest(Ptr<Socket>, const Address&) { return true; }
   void OnAccept(Ptr<Socket> s, const Address&) {
-    Address local; s->GetSockName(local);
-    rxFlow[PeekPointer(s)] = (int)InetSocketAddress::ConvertFrom(local).GetPort() - 10000;
+    rxFlow[PeekPointer(s)] = perfmodel_ns3::AcceptedFlow(s);
     keep.push_back(s);
     s->SetRecvCallback(MakeCallback(&JobRunner::OnRecv, this));
   }
@@ -345,7 +335,7 @@ _STATE: dict = {}
 def _runtime():
     """ns-3 through cppyy with this module's applications compiled (once per process)."""
     if "cppyy" not in _STATE:
-        cppyy = _ns3._runtime()
+        cppyy = _ns3._runtime()   # also compiles the socket helpers _CPP calls
         cppyy.cppdef(_CPP)
         _STATE["cppyy"] = cppyy
     return _STATE["cppyy"]
