@@ -30,7 +30,9 @@ server update of a step takes ``T_S ((1 - g) + g K)``: 0 is once per step as
 eqs. 7-10 print, 1 once per gradient) and, for machines with several
 GPUs, ``gpus_per_machine`` with ``intra_bandwidth`` (Sec. 4.4), which adds the
 phases ``intra_broadcast`` (after the downlink) and ``intra_reduce`` (before
-the uplink).
+the uplink), and for a lossy link ``timeout_probability`` with
+``retransmit_timeout``, which adds a last phase ``timeouts``
+(:func:`timeout_stall`).
 
 Examples
 --------
@@ -60,7 +62,7 @@ from .specs import Cluster, Config, Profile
 
 __all__ = [
     "SHARINGS", "ALGORITHMS", "SYNC_PHASES", "ALLREDUCE_PHASES", "ARCHITECTURES",
-    "sync_phases", "sync_step_time",
+    "sync_phases", "sync_step_time", "timeout_stall",
     "allreduce_phases", "allreduce_step_time",
     "hierarchical_step_time",
     "SyncCoarse", "AllReduceCoarse", "check_data_parallel_inputs",
@@ -214,11 +216,77 @@ def _update_time(ts, k, growth, n_ps):
     return ts if n_ps is None else ts / n_ps
 
 
-def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, growth, sharing, overlap) -> dict:
+def timeout_stall(probability, timeout, messages, hidden):
+    """Expected seconds that retransmission timeouts add to one transfer phase (ours).
+
+    A phase (every worker's push, or every worker's pull) ends when its last
+    message is delivered.  On a lossy link TCP recovers most losses by fast
+    retransmit, but a lost retransmission or a loss among a message's last
+    packets waits for the retransmission timeout ``r`` (the minimum RTO:
+    200 ms on Linux, 1 s in ns-3).  Each of the phase's ``n`` messages
+    stalls so with probability ``q``, independently.  While one message is
+    stalled the link carries the others' bytes, so the stall delays the
+    phase only by what those bytes cannot fill.  For a stall at a uniformly
+    random point of the message (the losses are uniform over its packets),
+    with ``a`` seconds of the other messages' work at the link's rate,
+    ``a v`` of it is still to be sent (v uniform in [0, 1]) and the exposed
+    stall is ``max(0, r - a v)``, whose mean is
+
+    * ``r - a / 2`` when ``a <= r``,
+    * ``r**2 / (2 a)`` when ``a > r``.
+
+    The phase is delayed by ``(1 - (1 - q)**n)`` times that: at least one
+    message stalls; stalls of several messages overlap (they wait at the
+    same time), so we count one.
+
+    Parameters
+    ----------
+    probability : float or array_like
+        q, the chance that one message stalls, in [0, 1].
+    timeout : float or array_like, s
+        r, the length of one stall (> 0).
+    messages : int or array_like
+        n, messages of the phase (K workers times the servers).
+    hidden : float or array_like, s
+        a, the other messages' transmission time at the link's rate
+        (``(K - 1) M / (n_ps B)`` for equal sharing; >= 0).
+
+    Returns
+    -------
+    float or ndarray, s
+        The expected exposed stall of the phase.
+
+    Examples
+    --------
+    One worker (nothing hides a stall): ``q r``; 2 messages with 0.4 s of the
+    other's bytes against a 1 s timeout: ``(1 - 0.9**2) (1 - 0.2)``.
+
+    >>> timeout_stall(0.1, 1.0, 1, 0.0)
+    0.1
+    >>> round(timeout_stall(0.1, 1.0, 2, 0.4), 6)
+    0.152
+    >>> round(timeout_stall(0.1, 1.0, 2, 4.0), 6)     # mostly hidden: 0.19 / 8
+    0.02375
+
+    References
+    ----------
+    Ours (issue 10: a loss-aware link model); the seeds model loss-free links.
+    Validated against the ns-3 matrix's lossy regimes (README).
+    """
+    q = np.asarray(probability, dtype=float)
+    r = np.asarray(timeout, dtype=float)
+    a = np.asarray(hidden, dtype=float)
+    exposed = np.where(a <= r, r - a / 2.0, r * r / (2.0 * np.maximum(a, r)))
+    out = (1.0 - (1.0 - q) ** np.asarray(messages, dtype=float)) * exposed
+    return float(out) if out.ndim == 0 else out
+
+
+def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, growth, tq, rto, sharing,
+                overlap) -> dict:
     """Exposed phases (arrays, not yet broadcast) of a parameter-server step.
 
     ``n_ps=None`` is one server, ``cap=None`` no cap, ``g=None`` one GPU,
-    ``growth=None`` an update time independent of K.
+    ``growth=None`` an update time independent of K, ``tq=None`` a loss-free link.
     """
     # Pulls end at the same instant under ps and fcfs, and a "ps" push is the
     # same concurrent transfer (collectives._pull_time / _push_time).
@@ -247,14 +315,19 @@ def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, growth, sharing, overl
         phases["forward"], phases["backward"] = tf, tb
         phases.update(after)
     phases["update"] = update
+    if tq is not None:   # push and pull: each phase waits for its slowest message
+        messages = k if n_ps is None else k * n_ps
+        phases["timeouts"] = 2.0 * timeout_stall(tq, rto, messages,
+                                                 shared - _c._solo_time(m, b, n_ps, cap))
     order = ("downlink", "intra_broadcast", "forward", "backward", "intra_reduce",
-             "uplink", "update")
+             "uplink", "update", "timeouts")
     return {name: phases[name] for name in order if name in phases}
 
 
 def _check_sync(model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing,
                 overlap, n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine,
-                intra_bandwidth, update_growth=0.0):
+                intra_bandwidth, update_growth=0.0, timeout_probability=0.0,
+                retransmit_timeout=0.2):
     """Validated kernel arrays, options and the broadcast shape of every input."""
     m, b, tf, tb, k, eff = _check_common(model_bytes, bandwidth, t_forward, t_backward,
                                          workers, link_efficiency)
@@ -266,18 +339,24 @@ def _check_sync(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     w = _c._checked("sharing_weight", sharing_weight, maximum=1.0)
     g, bi = _check_gpus(gpus_per_machine, intra_bandwidth)
     growth = _c._checked("update_growth", update_growth, maximum=1.0)
-    shape = _shape(m, b, tf, tb, ts, k, eff, p, w, bi, per_flow_cap, gpus_per_machine, growth)
+    tq = _c._checked("timeout_probability", timeout_probability, maximum=1.0)
+    rto = _c._checked("retransmit_timeout", retransmit_timeout, positive=True)
+    shape = _shape(m, b, tf, tb, ts, k, eff, p, w, bi, per_flow_cap, gpus_per_machine, growth,
+                   tq, rto)
     if cap is not None and not np.all(eff == 1):
         cap = cap * eff
     growth = None if np.all(growth == 0) else growth
-    return ((m, b, tf, tb, ts, k, _c._servers(p), cap, w, g, bi, growth), (sharing, overlap),
-            shape)
+    if np.all(tq == 0):   # None: a loss-free link, no "timeouts" phase (the paper, bit for bit)
+        tq = rto = None
+    return ((m, b, tf, tb, ts, k, _c._servers(p), cap, w, g, bi, growth, tq, rto),
+            (sharing, overlap), shape)
 
 
 def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                 sharing="hybrid", overlap=False, *, n_ps=1, per_flow_cap=None,
                 link_efficiency=1.0, sharing_weight=0.5, gpus_per_machine=1,
-                intra_bandwidth=None, update_growth=0.0) -> dict:
+                intra_bandwidth=None, update_growth=0.0, timeout_probability=0.0,
+                retransmit_timeout=0.2) -> dict:
     """Exposed seconds per phase of a synchronous parameter-server SGD step.
 
     Terms (``M`` model bytes, ``B`` bandwidth times ``link_efficiency``, K
@@ -335,6 +414,13 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
         ``T_S ((1 - g) + g K)``; 0 (default) is one update per step as eqs.
         7-10 print, 1 one update per gradient (``K T_S``).  Our extension,
         fitted per network by :func:`perfmodel.tuning.calibrate_network`.
+    timeout_probability, retransmit_timeout : float or array_like
+        A lossy link (our extension): each message stalls for one
+        ``retransmit_timeout`` (s) with probability ``timeout_probability``;
+        when the probability is not 0 a last phase ``timeouts`` of ``2
+        timeout_stall(q, r, K n_ps, (K - 1) M / (n_ps B))`` (push and pull,
+        :func:`timeout_stall`; with a cap, the others' work is the shared
+        time minus one message's) is reported.  0 (default): loss-free.
 
     Returns
     -------
@@ -363,14 +449,15 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     arrays, options, shape = _check_sync(
         model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing, overlap,
         n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth,
-        update_growth)
+        update_growth, timeout_probability, retransmit_timeout)
     return _finish(_sync_terms(*arrays, *options), shape)
 
 
 def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                    sharing="hybrid", overlap=False, *, n_ps=1, per_flow_cap=None,
                    link_efficiency=1.0, sharing_weight=0.5, gpus_per_machine=1,
-                   intra_bandwidth=None, update_growth=0.0):
+                   intra_bandwidth=None, update_growth=0.0, timeout_probability=0.0,
+                   retransmit_timeout=0.2):
     """Duration of one synchronous parameter-server SGD step (seed 003 eqs. 7-10).
 
     The sum of the exposed phases of :func:`sync_phases` (see there for the
@@ -399,7 +486,7 @@ def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, work
     overlap : bool
         Overlap communication with computation (eq. 10).
     n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth,
-    update_growth
+    update_growth, timeout_probability, retransmit_timeout
         Keyword-only extensions; see :func:`sync_phases`.
 
     Returns
@@ -427,7 +514,7 @@ def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, work
     arrays, options, shape = _check_sync(
         model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing, overlap,
         n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth,
-        update_growth)
+        update_growth, timeout_probability, retransmit_timeout)
     return _shaped(_blockwise(_sync_terms, arrays, options), shape)
 
 
@@ -693,8 +780,10 @@ class SyncCoarse:
     In :meth:`estimate`, K is ``config.n_replicas`` (each replica is one
     data-parallel worker machine); the bandwidth is ``cluster.nic_bandwidth``;
     ``link_efficiency``, ``sharing_weight``, ``update_growth``,
-    ``per_flow_cap``, ``gpus_per_machine`` and ``intra_bandwidth`` come from
-    the cluster, and ``n_ps`` from the config.  ``cluster.compute_cv`` is not
+    ``timeout_probability``, ``retransmit_timeout`` (a lossy link: phase
+    ``timeouts``, see :func:`timeout_stall`), ``per_flow_cap``,
+    ``gpus_per_machine`` and ``intra_bandwidth`` come from the cluster, and
+    ``n_ps`` from the config.  ``cluster.compute_cv`` is not
     used (the model is deterministic) but is recorded in ``meta``.  With G
     GPUs per machine, ``profile.batch_size`` is per GPU and a step processes
     ``K * G * batch_size`` samples.
@@ -754,7 +843,10 @@ class SyncCoarse:
                              per_flow_cap=cluster.per_flow_cap,
                              link_efficiency=cluster.link_efficiency,
                              sharing_weight=cluster.sharing_weight,
-                             update_growth=cluster.update_growth, **_gpu_options(cluster))
+                             update_growth=cluster.update_growth,
+                             timeout_probability=cluster.timeout_probability,
+                             retransmit_timeout=cluster.retransmit_timeout,
+                             **_gpu_options(cluster))
         meta = {"model": "SyncCoarse", "sharing": self.sharing, "overlap": self.overlap,
                 "equation": _EQUATION[(self.sharing, self.overlap)],
                 "workers": config.n_replicas, "n_ps": config.n_ps,
@@ -762,6 +854,8 @@ class SyncCoarse:
                 "link_efficiency": cluster.link_efficiency,
                 "sharing_weight": cluster.sharing_weight,
                 "update_growth": cluster.update_growth,
+                "timeout_probability": cluster.timeout_probability,
+                "retransmit_timeout": cluster.retransmit_timeout,
                 # A deterministic model: the spread of compute times is not seen.
                 "compute_cv": cluster.compute_cv,
                 "gpus_per_machine": cluster.gpus_per_machine}

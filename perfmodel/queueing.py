@@ -98,7 +98,7 @@ from .specs import Cluster, Config, Profile
 __all__ = [
     "DISCIPLINES", "LINK_DISCIPLINES", "METHODS", "RESIDUALS", "STATIONS", "PHASES",
     "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
-    "AsyncSolution", "async_solve", "async_throughput", "AsyncMVA",
+    "AsyncSolution", "async_solve", "async_throughput", "async_stall_time", "AsyncMVA",
 ]
 
 #: Link disciplines of :func:`async_solve`: PS (eq. 4), FCFS (eq. 3), hybrid (eq. 5).
@@ -819,7 +819,7 @@ class _Network:
 def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                 discipline="hybrid", rho_threshold=0.6, overlap=False, *, n_ps=1,
                 residual="deterministic", method="auto", max_states: int = MAX_STATES,
-                t_uplink=None, t_downlink=None) -> AsyncSolution:
+                t_uplink=None, t_downlink=None, t_stall=0.0) -> AsyncSolution:
     """Solve seed 003's Async-SGD network (Fig. 5) for one configuration.
 
     Service times (Sec. 2.1.2): ``S_U = S_D = M / (n_ps B)`` per link visit,
@@ -871,6 +871,12 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
         with one server (Lin et al.'s profiling, seed 003 Sec. 2.1.2); they
         replace ``M / B`` (split over ``n_ps`` servers as M is).  Default:
         ``M / B`` for both, as seed 003 does.
+    t_stall : float, s
+        Mean time per step a worker's messages stall in retransmission
+        timeouts on a lossy link (ours, :meth:`AsyncMVA.estimate`): a delay
+        (think time) added to the worker's cycle, during which its message
+        holds no link, and reported as the phase ``timeouts``.  It is not
+        overlapped with anything.  0 (default): a loss-free link, no phase.
 
     Returns
     -------
@@ -916,6 +922,7 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     s_up = m / (p * b) if t_uplink is None else _check_scalar("t_uplink", t_uplink) / p
     s_down = m / (p * b) if t_downlink is None else _check_scalar("t_downlink", t_downlink) / p
     s_server = ts / p
+    stall = _check_scalar("t_stall", t_stall)
     if not ((tf + tb) > 0).all() and not (s_up > 0 or s_down > 0 or s_server > 0):
         raise SpecError("t_forward", "a step takes no time at all (zero compute, model and "
                                      "update): its throughput would be infinite")
@@ -937,20 +944,25 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
             return "ps", x_p, r_p, rho, x_f, x_p, used
         return "fcfs", x_f, r_f, rho, x_f, x_p, used
 
-    links, x, r, rho, x_f, x_p, used = run(compute)
+    links, x, r, rho, x_f, x_p, used = run(compute + stall if stall else compute)
     if overlap:
         t_up, t_down = p * r[:, 0], p * r[:, 2]
         fwd = np.maximum(0.0, types[:, 0] - t_down)
         bwd = np.maximum(0.0, types[:, 1] - t_up)
         delay = fwd + bwd   # > 0 unless T_D, T_U > 0, so every cycle stays > 0
+        if stall:
+            delay = delay + stall
         links, x, r, rho, x_f, x_p, used = run(delay)
     else:
-        fwd, bwd, delay = types[:, 0], types[:, 1], compute
+        fwd, bwd = types[:, 0], types[:, 1]
+        delay = compute + stall if stall else compute
 
     per_worker = x / pops                                      # (T,)
     cycle = delay + (r * p).sum(axis=1)
     phases = {"downlink": p * r[:, 2], "forward": fwd, "backward": bwd,
               "uplink": p * r[:, 0], "update": p * r[:, 1]}
+    if stall:
+        phases["timeouts"] = np.full(len(types), stall)
     util = x @ net.service
     queue = x @ r
     return AsyncSolution(
@@ -1120,6 +1132,26 @@ def _estimate_from(sol: AsyncSolution, workload: Profile, config: Config, meta: 
     return dataclasses.replace(est, bottleneck=sol.bottleneck)
 
 
+def async_stall_time(probability, timeout, n_ps=1) -> float:
+    """Mean seconds per async step that a worker waits in retransmission timeouts (ours).
+
+    Each of the step's two transfers (the push and the pull, each ``n_ps``
+    concurrent messages) stalls for ``timeout`` when any of its messages
+    does, each with probability ``probability``:
+    ``2 timeout (1 - (1 - q)**n_ps)``.  Unlike a synchronous step
+    (:func:`perfmodel.coarse.timeout_stall`) nothing hides the stall from the
+    worker itself: its own next step waits for the message.
+
+    Examples
+    --------
+    >>> round(async_stall_time(0.05, 1.0), 12)
+    0.1
+    """
+    q = _check_scalar("timeout_probability", probability, maximum=1.0)
+    r = _check_scalar("retransmit_timeout", timeout, positive=True)
+    return 2.0 * r * (1.0 - (1.0 - q) ** int(n_ps)) if q else 0.0
+
+
 @dataclass(frozen=True)
 class AsyncMVA:
     """Seed 003's coarse model of Async-SGD: MVA of the Fig. 5 network (eqs. 1-6).
@@ -1152,7 +1184,11 @@ class AsyncMVA:
     ``t_update`` (g only scales the once-per-step update of sync SGD).
     ``cluster.compute_cv`` is ignored too (MVA uses mean service times; async
     workers with near-constant compute times that stay in lock-step are the
-    simulator's job); both are recorded in ``meta``.
+    simulator's job); both are recorded in ``meta``.  On a lossy link
+    (``cluster.timeout_probability`` q > 0) each step's push and pull stall
+    for ``cluster.retransmit_timeout`` with the probability that any of its
+    ``n_ps`` messages does (:func:`async_stall_time`): a delay in the
+    worker's own cycle, while the link serves the others.
 
     The estimate's ``step_time`` is one worker's mean step time, its phases the
     mean response times per station per step (they sum to the step time), its
@@ -1190,7 +1226,9 @@ class AsyncMVA:
         return async_solve(workload.model_bytes, _link_rate(cluster), workload.t_forward,
                            workload.t_backward, workload.t_update, config.n_replicas,
                            self.discipline, self.rho_threshold, self.overlap,
-                           n_ps=config.n_ps, residual=self.residual, method=self.method)
+                           n_ps=config.n_ps, residual=self.residual, method=self.method,
+                           t_stall=async_stall_time(cluster.timeout_probability,
+                                                    cluster.retransmit_timeout, config.n_ps))
 
     def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
         """Predict Async-SGD with ``config.n_replicas`` workers and ``config.n_ps`` servers.
@@ -1229,5 +1267,7 @@ class AsyncMVA:
                 "link_rate": _link_rate(cluster),
                 # Recorded, not used: each gradient is one update of t_update
                 # (so update_growth has no effect), and MVA sees mean times only.
-                "update_growth": cluster.update_growth, "compute_cv": cluster.compute_cv}
+                "update_growth": cluster.update_growth, "compute_cv": cluster.compute_cv,
+                "timeout_probability": cluster.timeout_probability,
+                "retransmit_timeout": cluster.retransmit_timeout}
         return _estimate_from(sol, workload, config, meta)

@@ -118,6 +118,11 @@ _SIM_EFFICIENCY = (1.0, 0.96, 0.92, 0.88, 0.84, 0.8, 0.7, 0.6, 0.5)
 _SHARING = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9, 0.1, 1.0, 0.0)
 #: Update growth g of t_U(K) = t_update ((1 - g) + g K): per step (0) first.
 _GROWTH = tuple(round(0.1 * i, 1) for i in range(11))
+#: Timeout probability q per message on a lossy link (Cluster.timeout_probability): 0 first.
+_TIMEOUT = (0.0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1,
+            0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3, 0.4, 0.5)
+#: The simulator's coarser grid of q.
+_SIM_TIMEOUT = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3)
 #: Seed 003 Sec. 4.2.1's rho_T grid, its AWS value 0.6 first.
 _RHO = (0.6, 0.5, 0.7, 0.4, 0.8, 0.3, 0.9, 0.2, 1.0, 0.1)
 
@@ -281,10 +286,20 @@ def _network_grid(*, growth: bool) -> dict:
     return grid
 
 
+def _with_loss(grid: dict, lossy, values=_TIMEOUT) -> dict:
+    """The grid with the timeout probability: first (lossy), last (unknown) or absent."""
+    if lossy is False:
+        return dict(grid)
+    if lossy:
+        return {"timeout_probability": values, **grid}
+    return {**grid, "timeout_probability": values}
+
+
 def default_candidates(mode: str = "sync", *, overlap: bool = False,
                        simulate: bool = False, blocks: int = 4, sim_steps: int = 40,
                        sim_warmup: int = 4, replications: int = 1,
-                       server_cpu: str = "own") -> tuple[Candidate, ...]:
+                       server_cpu: str = "own", lossy: bool | None = False
+                       ) -> tuple[Candidate, ...]:
     """The candidates for a parameter-server job: closed forms, queueing, simulation.
 
     Parameters
@@ -312,6 +327,13 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
         The simulator's server update CPU: one per worker (seed 003
         Algorithm 1) or one per server applying gradients first come first
         served, which spaces async workers' restarts by the update time.
+    lossy : bool or None
+        Whether the link drops packets.  True: every candidate first fits the
+        timeout probability q (``Cluster.timeout_probability``: messages that
+        stall for one ``retransmit_timeout``), so two calibration points fit q
+        and the link efficiency; None (unknown): q is fitted last, only when
+        there are more points than the other tunables; False (default, the
+        seeds' loss-free link): q stays 0.
 
     Returns
     -------
@@ -330,20 +352,23 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
 
     if mode not in ("sync", "async"):
         raise SpecError("mode", f"expected 'sync' or 'async', got {mode!r}")
+    if lossy not in (True, False, None):
+        raise SpecError("lossy", f"expected True, False or None, got {lossy!r}")
     eff = {"link_efficiency": _EFFICIENCY}
     if mode == "sync":
         out = [Candidate("sync-ps", "closed form", SyncCoarse("ps", overlap),
-                         dict(eff, update_growth=_GROWTH), links=("fair", "fifo")),
+                         _with_loss(dict(eff, update_growth=_GROWTH), lossy),
+                         links=("fair", "fifo")),
                Candidate("sync-fcfs", "closed form", SyncCoarse("fcfs", overlap),
-                         dict(eff, update_growth=_GROWTH), links=("fifo",)),
+                         _with_loss(dict(eff, update_growth=_GROWTH), lossy), links=("fifo",)),
                Candidate("sync-hybrid", "closed form", SyncCoarse("hybrid", overlap),
-                         _network_grid(growth=False), links=("fifo",))]
+                         _with_loss(_network_grid(growth=False), lossy), links=("fifo",))]
     else:
         out = [Candidate("async-lockstep", "closed form",
-                         LockStep(SyncCoarse("ps", overlap)), dict(eff), ("async",), True,
-                         ("fair",)),
+                         LockStep(SyncCoarse("ps", overlap)), _with_loss(eff, lossy),
+                         ("async",), True, ("fair",)),
                Candidate("async-mva", "queueing", AsyncMVA(overlap=overlap),
-                         dict(eff, rho_threshold=_RHO), ("async",), False)]
+                         _with_loss(dict(eff, rho_threshold=_RHO), lossy), ("async",), False)]
     if simulate:
         from .sim.model import TraceSim
         for sharing, links in (("ps", ("fair", "fifo")), ("fcfs", ("fifo",))):
@@ -352,7 +377,8 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
                            replications=replications, **cpu)
             out.append(Candidate(f"sim-{sharing}", "simulation",
                                  BlockTrace(sim, blocks) if overlap else sim,
-                                 {"link_efficiency": _SIM_EFFICIENCY}, (mode,), links=links))
+                                 _with_loss({"link_efficiency": _SIM_EFFICIENCY}, lossy,
+                                            _SIM_TIMEOUT), (mode,), links=links))
     return tuple(out)
 
 
@@ -690,7 +716,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  overlap: bool = False, compute_cv: float | None = None,
                  link_sharing: str | None = None, lockstep_cv: float = LOCKSTEP_CV,
                  level: float = 0.9, tolerance: float = 0.01,
-                 extrapolation: str = "linear") -> Selection:
+                 extrapolation: str = "linear", lossy: bool | None = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -720,6 +746,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         Simplicity tie-break of :func:`choose`.
     extrapolation : {"linear", "none"}
         Interval widening beyond the calibration points (:class:`Calibrated`).
+    lossy : bool or None
+        For the default candidates: the link drops packets (True), does not
+        (False, default) or unknown (None); see :func:`default_candidates`.
 
     Returns
     -------
@@ -747,7 +776,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if compute_cv is None:
         compute_cv = getattr(cluster, "compute_cv", None)
     lockstep_cv = _check_width("lockstep_cv", lockstep_cv)
-    cands = tuple(default_candidates(mode, overlap=overlap) if candidates is None
+    cands = tuple(default_candidates(mode, overlap=overlap, lossy=lossy) if candidates is None
                   else candidates)
     if not cands:
         raise SpecError("candidates", "needs at least one candidate")

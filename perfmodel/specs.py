@@ -442,6 +442,15 @@ class Cluster(Spec):
                                                 "compute time t_forward + t_backward (simulator "
                                                 "jitter, GST sigma; 0: deterministic)",
                                    minimum=0, default=0.0)
+    timeout_probability: float = spec_field(
+        "float", doc="q: probability that one message (a worker's push or pull of its "
+                     "share of the model in one step) stalls for one retransmission "
+                     "timeout on a lossy link (0: loss-free); fitted by calibration",
+        minimum=0, maximum=1, default=0.0)
+    retransmit_timeout: float = spec_field(
+        "float", doc="length of one stall: the TCP minimum retransmission timeout "
+                     "(Linux 200 ms; ns-3 1 s)", unit="s", minimum=0, exclusive_minimum=True,
+        default=0.2)
     # Seed 004 hardware constants (Sec. 4), measured by `perfmodel calibrate`.
     c_muladd: float = spec_field("float", doc="C_muladd: one multiply-add with its data in cache",
                                  unit="s", minimum=0, exclusive_minimum=True, optional=True)
