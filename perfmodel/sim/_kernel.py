@@ -34,8 +34,10 @@ Buffers (offsets in brackets):
 * ``qst`` (int, 4 X): queue head [0], tail [X], running op or -1 [2 X],
   sequence number of the running op's start [3 X]; ``qch`` (float, X): work
   of the running chunk; ``qbuf`` (int, X Q): the FIFO contents;
-* heap of running computations: ``ht`` (float) end times, ``hi`` (int, 3 per
-  entry) start sequence, worker, slot;
+* heap of running computations and timeout stalls: ``ht`` (float) end
+  times, ``hi`` (int, 3 per entry) start sequence, worker, slot -- or, for a
+  stalled transmission (below), ``-1 - j`` with ``j`` its local op index;
+  room for X + WM entries;
 * ``lin`` (int): active workers of each link in arrival order [0, L W),
   their count [L W + l], flow active flag [L W + L + f], direction dirty flag
   [L W + L + W L + d]; ``lfl`` (float): flow remaining work [f], flow rate
@@ -53,6 +55,17 @@ Buffers (offsets in brackets):
   ready time and enabler set (the critical path charges the wait to ``ps``)
   and starts when it reaches the head.  A computation's actual start is kept
   in ``ofl[WM + o]`` (unused by computations otherwise) for the record.
+* ``stalls`` (int, N W M when ``tmo`` is set, else unused): 1 if op ``j`` of
+  worker w's step k stalls for a retransmission timeout, at ``(w N + k) M + j``.
+
+Timeouts (``tmo``): when the last bytes of a stalling transmission op are
+delivered, the link side is handled exactly as for a completion (the worker
+leaves the link's active set or starts its next queued op there, so the
+others' shares go up at that instant), but instead of completing, the op is
+pushed on the heap with end time ``now + rto``, the start sequence of its
+transmission and slot ``-1 - j``.  When that entry is popped the op completes
+(ops left, record, dependents) without any link or queue bookkeeping; its
+step cannot have ended meanwhile, since the op had not completed.
 
 Transmission work is in seconds at the full bandwidth; ``lfl`` rates are
 fractions of it.  Flows are brought up to date lazily, when their direction
@@ -344,7 +357,7 @@ def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, f
 def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, root_ptr,
         root_idx, samples, factors, dims, sync, sharing, cap, nic, win, record, step_start,
         step_end, crit, rec_i, rec_t, wst, ost, ofl, qst, qch, qbuf, ht, hi, lin, lfl, nxt_t,
-        nxt_i, tmp_rem, tmp_cnt, frozen, cnt, srv):
+        nxt_i, tmp_rem, tmp_cnt, frozen, cnt, srv, stalls, tmo, rto):
     """Simulate N steps of W workers; fill step_start, step_end, crit (and the record).
 
     ``rec_i`` gets (worker, step number, global op) and ``rec_t`` (start, end)
@@ -391,6 +404,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
         now = bt
         cnt[2] += 1
         is_link = src < 2
+        late = False                        # the end of a timeout stall
         d = 0
         l = 0
         if is_link:
@@ -405,10 +419,16 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
             w = hi[1]
             sl = hi[2]
             cnt[1] = heap_pop(ht, hi, cnt[1])
-        q = w * NS + sl
-        j = qst[2 * X + q]
-        qst[2 * X + q] = -1
-        if srv[0] != 0 and sl // S == 3:    # the server's update CPU passes to its FIFO's head
+            late = sl < 0
+        if late:                            # the op's link work ended rto ago (module notes)
+            j = -1 - sl
+            sl = op_slot[wst[W + w] + j]
+            q = w * NS + sl
+        else:
+            q = w * NS + sl
+            j = qst[2 * X + q]
+            qst[2 * X + q] = -1
+        if srv[0] != 0 and sl // S == 3 and not late:   # the update CPU passes to its FIFO's head
             i = sl % S
             srv[1 + 2 * S + i] = -1
             if srv[1 + S + i] > 0:
@@ -426,6 +446,10 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                 ofl[WM + o] -= qch[q]
                 qbuf[q * Q + qst[X + q]] = j
                 qst[X + q] += 1
+                finished = False
+            elif tmo != 0 and stalls[(w * N + wst[2 * W + w]) * M + j] != 0:
+                # bytes delivered, completion rto later; the link is freed below
+                cnt[1] = heap_push(ht, hi, cnt[1], now + rto, qst[3 * X + q], w, -1 - j)
                 finished = False
         if finished:
             wst[3 * W + w] -= 1
@@ -453,7 +477,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                     if qst[2 * X + q2] == -1:
                         start_op(w, s2, now, j, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
                                  op_work, factors, ht, hi, lin, lfl, srv)
-        if qst[2 * X + q] == -1:            # (-2: its next ps op already waits for the server)
+        if not late and qst[2 * X + q] == -1:   # (-2: next ps op waits for the server)
             if qst[q] < qst[X + q]:         # more ops of w on this resource (line 28)
                 start_op(w, sl, now, j, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
                          factors, ht, hi, lin, lfl, srv)

@@ -65,6 +65,31 @@ worker type has a single profiled step; otherwise no jitter.  The result's
 Warm-up: the first ``warmup`` steps of every worker are simulated but left out
 of the throughput, the critical paths and the utilizations.
 
+Timeouts (ours; the ``Cluster`` fields ``timeout_probability`` and
+``retransmit_timeout``).  On a lossy link TCP sometimes recovers a tail loss
+only by a retransmission timeout.  With ``timeout_probability`` q > 0 every
+transmission op (a pull on a downlink or a push on an uplink, in every mode
+and sharing, with ``server_cpu="fcfs"`` too) independently stalls once with
+probability q, for ``retransmit_timeout`` rto seconds *after its bytes are
+delivered*: its transmission work is done and it stops using the link when
+its last byte arrives (it leaves the link's active set, or the worker starts
+its next queued transmission on that link, so the others' shares go up at
+that instant, exactly as at a completion), but the op completes -- its
+dependents become ready and it counts towards the end of its step -- only
+rto later.  The link is free for the others meanwhile.  With the HTTP/2
+window an op stalls at most once, after its last chunk.  All-reduce mode
+ignores the timeouts (its all-reduce ops are not point-to-point messages;
+``meta["timeouts"]`` says so).  The draws are the
+Bernoulli(q) booleans of :func:`timeout_draws`, one per (worker, step, op
+index), from a stream of their own (``default_rng([seed, TIMEOUT_STREAM])``),
+so q = 0 draws nothing and leaves every other result bit for bit as without
+timeouts; the hybrid's PS and FCFS runs see the same draws.  On the critical
+path a stall counts with its op's resource (``downlink``/``uplink``: the op
+lasts from its start to its completion, stall included), and a recorded op
+(``record=True``) ends at its completion.  The utilizations count
+transmitted work only, so a stall never counts as link busy time (the longer
+window lowers them).
+
 References
 ----------
 Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2.2 Algorithm 1, Sec. 3.2.1-3.2.2,
@@ -89,7 +114,8 @@ from . import _kernel
 from .trace import RESOURCES, Trace
 
 __all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "SERVER_CPUS", "ENGINES", "AUTO_JITTER",
-           "AUTO_NUMBA_SIZE", "SimResult", "simulate", "draws", "numba_available"]
+           "AUTO_NUMBA_SIZE", "TIMEOUT_STREAM", "SimResult", "simulate", "draws",
+           "timeout_draws", "numba_available"]
 
 #: Synchronization modes of :func:`simulate`.
 MODES = ("async", "sync", "allreduce")
@@ -109,6 +135,9 @@ AUTO_JITTER = 0.05
 #: machine, then cached) only for runs with more than this many
 #: ``workers * steps * ops per step``; smaller runs take the CPython loop.
 AUTO_NUMBA_SIZE = 30_000
+#: Second word of the seed of the timeout draws' random stream (``[seed, TIMEOUT_STREAM]``),
+#: kept apart from the stream of :func:`draws` so that timeouts leave those draws unchanged.
+TIMEOUT_STREAM = 0x52544F   # "RTO"
 
 _KIND = {r: i for i, r in enumerate(RESOURCES)}
 _SHARING_CODE = {"ps": 0, "fcfs": 1}
@@ -249,14 +278,15 @@ class SimResult:
         (``downlink``, ``worker``, ``uplink``, ``ps``); they sum to
         :attr:`step_time` up to async sampling noise (sync: exactly, the
         path of the last worker to finish each step).  Transmissions count
-        with their shared (stretched) duration.
+        with their shared (stretched) duration, and a retransmission-timeout
+        stall with its transmission's resource (module notes, "Timeouts").
     utilization : mapping of str to float
         Busy share of each resource kind over the measured window: for
         ``worker``/``ps`` (and links in all-reduce mode) the mean over
         workers; for shared links the mean over servers of transmitted work
         over window (1 = the link always full).
     events : int
-        Op (or HTTP/2 chunk) completions processed.
+        Op (or HTTP/2 chunk) completions processed, and ends of timeout stalls.
     wall_seconds : float, s
         Time the simulation took.
     ops : mapping of str to ndarray or None
@@ -367,7 +397,8 @@ def _types(trace, workers):
 
 def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, warmup=50,
              seed=0, *, per_flow_cap=None, window=None, jitter=None, server_sharing="nic",
-             record=False, engine="auto", server_cpu="own") -> SimResult:
+             record=False, engine="auto", server_cpu="own", timeout_probability=0.0,
+             retransmit_timeout=0.2) -> SimResult:
     """Simulate ``steps`` SGD steps of K workers from a single-worker trace.
 
     Parameters
@@ -422,6 +453,12 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
         ops never wait for each other, seed 003 Share = 1); ``"fcfs"``: each
         server has one update CPU running the workers' ``ps`` ops one at a
         time, first come first served (see the module notes).
+    timeout_probability : float
+        q in [0, 1]: probability that a transmission op stalls once for a
+        retransmission timeout after its bytes are delivered (see the module
+        notes; ignored in all-reduce mode).  0: loss-free, as without it.
+    retransmit_timeout : float, s
+        rto > 0: the length of one stall.
 
     Returns
     -------
@@ -477,9 +514,11 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
     if engine == "numba" and not numba_available():
         raise SpecError("engine", "'numba' needs the numba package (pip install numba); "
                                   "use 'auto' or 'python'")
+    tmo = (_check_real("timeout_probability", timeout_probability, 0.0, 1.0, True),
+           _check_real("retransmit_timeout", retransmit_timeout, 0.0, math.inf, False))
     if mode != "allreduce" and sharing == "hybrid":
         runs = tuple(_simulate_one(types, K, b, mode, s, n_steps, warm, seed, cap, win, jitter,
-                                   server_sharing, record, engine, server_cpu)
+                                   server_sharing, record, engine, server_cpu, tmo)
                      for s in ("ps", "fcfs"))
         ps, fcfs = runs
         meta = dict(ps.meta, sharing="hybrid")
@@ -489,7 +528,22 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
             events=ps.events + fcfs.events, wall_seconds=ps.wall_seconds + fcfs.wall_seconds,
             runs=runs, meta=meta)
     return _simulate_one(types, K, b, mode, sharing, n_steps, warm, seed, cap, win, jitter,
-                         server_sharing, record, engine, server_cpu)
+                         server_sharing, record, engine, server_cpu, tmo)
+
+
+def _check_real(name, value, low, high, closed_low):
+    """A finite number in [low, high] (``(low, high]`` unless ``closed_low``), as float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise SpecError(name, f"expected a number, got {value!r}")
+    value = float(value)
+    ok_low = value >= low if closed_low else value > low
+    if not (math.isfinite(value) and ok_low and value <= high):
+        if math.isinf(high):
+            span = f"{'>=' if closed_low else '>'} {low:g}"
+        else:
+            span = f"in {'[' if closed_low else '('}{low:g}, {high:g}]"
+        raise SpecError(name, f"must be a finite number {span}, got {value!r}")
+    return value
 
 
 def draws(traces, counts, steps, seed, mode, jitter):
@@ -542,8 +596,35 @@ def draws(traces, counts, steps, seed, mode, jitter):
     return samples, factors, cv, desync
 
 
+def timeout_draws(workers, steps, ops, seed, probability) -> np.ndarray:
+    """Which transmission ops stall for a retransmission timeout (module notes, "Timeouts").
+
+    Parameters
+    ----------
+    workers, steps : int
+        K workers, steps per worker (warm-up included).
+    ops : int
+        M, the most ops in a step (of the structure simulated); op ``j`` of a
+        step is the step's j-th op in the trace's listing (without the ops
+        all-reduce mode drops).
+    seed : int
+        The simulation's seed; the stream is ``default_rng([seed, TIMEOUT_STREAM])``.
+    probability : float
+        q in [0, 1].
+
+    Returns
+    -------
+    ndarray of bool, shape (workers, steps, ops)
+        True: that op stalls once (only transmission ops read it).  Ours:
+        independent Bernoulli(q) per message, ``uniform < q`` so that q = 1
+        stalls every message.
+    """
+    rng = np.random.default_rng([seed, TIMEOUT_STREAM])
+    return rng.random((workers, steps, ops)) < probability
+
+
 def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, server_sharing,
-                  record, engine, server_cpu) -> SimResult:
+                  record, engine, server_cpu, tmo=(0.0, 0.2)) -> SimResult:
     clock = time.perf_counter()
     allreduce = mode == "allreduce"
     structs = [_structure(t, allreduce) for t, _ in types]
@@ -586,6 +667,10 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
     win_work = _kernel.INF if (win is None or allreduce) else win / b
     nic = 1 if (server_sharing == "nic" and S > 1) else 0
     NS, L = 4 * S, 2 * S
+    q_tmo, rto = tmo
+    stalling = q_tmo > 0 and not allreduce     # q = 0: draw nothing (bit-for-bit as before)
+    stalls = (timeout_draws(K, N, M, seed, q_tmo).astype(np.int64).ravel() if stalling
+              else np.zeros(1, np.int64))
     R = K * N * M if record else 1
     i64 = np.int64
     X, WM, WL = K * NS, K * M, K * L
@@ -595,7 +680,8 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
     qst[2 * X:3 * X] = -1
     buf = dict(wst=np.zeros(4 * K, i64), ost=np.zeros(3 * WM, i64), ofl=np.zeros(2 * WM),
                qst=qst, qch=np.zeros(X), qbuf=np.zeros(X * 2 * M, i64),
-               ht=np.zeros(X + 1), hi=np.zeros(3 * (X + 1), i64),
+               ht=np.zeros(X + 1 + (WM if stalling else 0)),   # + the stalled ops
+               hi=np.zeros(3 * (X + 1 + (WM if stalling else 0)), i64),
                lin=np.zeros(L * K + L + WL + 2, i64), lfl=np.zeros(2 * WL + 2),
                nxt_t=np.full(2, _kernel.INF), nxt_i=np.array([0, -1, 0, 0, -1, 0], i64),
                tmp_rem=np.zeros(S + K), tmp_cnt=np.zeros(S + K, i64),
@@ -607,9 +693,10 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
                   step_first=step_first.astype(i64), step_nops=step_nops.astype(i64),
                   root_ptr=root_ptr.astype(i64), root_idx=root_idx.astype(i64),
                   samples=samples.ravel(), factors=factors.ravel(),
-                  dims=np.array([S, K, L, M, NS, 2 * M, N], i64))
+                  dims=np.array([S, K, L, M, NS, 2 * M, N], i64), stalls=stalls)
     scalars = dict(sync=0 if mode == "async" else 1, sharing=share_code, cap=cap_frac, nic=nic,
-                   win=win_work, record=1 if record else 0)
+                   win=win_work, record=1 if record else 0, tmo=1 if stalling else 0,
+                   rto=float(rto))
     if engine == "auto":
         big = K * N * M > AUTO_NUMBA_SIZE
         engine = "numba" if (numba_available() and (big or "numba" in _COMPILED)) else "python"
@@ -677,12 +764,29 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
             "worker_types": [n for _, n in types], "bandwidth": b, "steps": N,
             "warmup": warm, "seed": seed, "per_flow_cap": cap, "window": win, "jitter": cv,
             "desync": desync, "servers": S, "server_sharing": server_sharing,
-            "engine": engine, "server_cpu": server_cpu}
+            "engine": engine, "server_cpu": server_cpu, "timeout_probability": q_tmo,
+            "retransmit_timeout": rto,
+            "timeouts": _timeout_note(allreduce and q_tmo > 0, stalling, stalls, kind,
+                                      step_first, step_nops, samples, M)}
     return SimResult(throughput=throughput, sample_throughput=sample_tp,
                      step_times=(ends - starts)[:, warm:], starts=starts, ends=ends,
                      critical=critical, utilization=util, events=int(cnt[2]),
                      wall_seconds=time.perf_counter() - clock, ops=ops, labels=labels,
                      meta=meta)
+
+
+def _timeout_note(ignored, stalling, stalls, kind, step_first, step_nops, samples, M) -> str:
+    """``meta["timeouts"]``: how many of the simulated messages stalled (warm-up included)."""
+    if not stalling:
+        return "ignored in all-reduce mode" if ignored else "none"
+    j = np.arange(M)
+    valid = j[None, :] < step_nops[:, None]                   # (profiled steps, M)
+    idx = np.minimum(step_first[:, None] + j[None, :], len(kind) - 1)
+    message = valid & ((kind[idx] == 0) | (kind[idx] == 2))
+    per_step = message[samples]                               # (K, N, M)
+    n_msg = int(per_step.sum())
+    n_stall = int((per_step & (stalls.reshape(per_step.shape) != 0)).sum())
+    return f"{n_stall} of {n_msg} messages stalled"
 
 
 def _server_cpus(server_cpu, S, K) -> np.ndarray:

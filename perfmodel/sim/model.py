@@ -172,7 +172,11 @@ class TraceSim:
     the cluster's goodput ``nic_bandwidth * link_efficiency`` and the
     per-flow cap ``per_flow_cap * link_efficiency`` (when set).  The workload
     is a :class:`~perfmodel.sim.trace.Trace` (or a coarse ``Profile``, made a
-    one-layer trace).  With ``config.n_ps`` servers, a one-server trace is
+    one-layer trace).  Lossy links: every push and pull stalls once with
+    probability ``cluster.timeout_probability`` for
+    ``cluster.retransmit_timeout`` seconds after its bytes are delivered (the
+    engine's "Timeouts" notes; ignored by all-reduce), drawn from ``seed`` --
+    so each replication draws its own stalls.  With ``config.n_ps`` servers, a one-server trace is
     spread over them by :func:`split_servers`; a trace made for several
     servers must match ``config.n_ps``.
 
@@ -319,7 +323,9 @@ class TraceSim:
             cap = cluster.per_flow_cap * cluster.link_efficiency
         kwargs = dict(per_flow_cap=cap, window=self.window, jitter=jitter,
                       server_sharing=self.server_sharing, engine=self.engine,
-                      server_cpu=self.server_cpu)
+                      server_cpu=self.server_cpu,
+                      timeout_probability=cluster.timeout_probability,
+                      retransmit_timeout=cluster.retransmit_timeout)
         kwargs.update(options)
         return simulate(trace, config.n_replicas, cluster.effective_bandwidth, mode,
                         self.sharing, steps=self.steps, warmup=self.warmup, seed=self.seed,
@@ -376,6 +382,9 @@ class TraceSim:
                 "desync": res.meta["desync"], "events": res.events,
                 "engine": res.meta["engine"], "bandwidth": res.meta["bandwidth"],
                 "server_cpu": res.meta["server_cpu"],
+                "timeout_probability": res.meta["timeout_probability"],
+                "retransmit_timeout": res.meta["retransmit_timeout"],
+                "timeouts": res.meta["timeouts"],
                 "equation": "seed 003 Algorithm 1 (fine-grained simulation)"}
         return Estimate(step_time=step, throughput=samples, phases=phases,
                         bottleneck=max(phases, key=phases.get), epoch_time=epoch, meta=meta)
@@ -409,7 +418,8 @@ class TraceSim:
                     steps_per_second=steps_per_s,
                     utilization=_mean_mapping([r.meta["utilization"] for r in runs]),
                     critical_path=_mean_mapping([r.meta["critical_path"] for r in runs]),
-                    events=int(sum(r.meta["events"] for r in runs)))
+                    events=int(sum(r.meta["events"] for r in runs)),
+                    timeouts=[r.meta["timeouts"] for r in runs])     # each run draws its own
         epoch = None if config.epoch_samples is None else config.epoch_samples / mean
         est = Estimate(step_time=step, throughput=mean, phases=phases,
                        bottleneck=max(phases, key=phases.get), epoch_time=epoch, meta=meta)
