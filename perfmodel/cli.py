@@ -334,7 +334,7 @@ def _selected(args, profile, cluster):
     from .select import select_model
 
     selection = select_model(profile, cluster, io.load_measurements(args.measurements),
-                             overlap=bool(args.overlap))
+                             overlap=bool(args.overlap), lossy=bool(getattr(args, "lossy", False)))
     return selection.chosen
 
 
@@ -897,6 +897,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "model of the runs' mode on them, answer with the one chosen by "
                         "leave-one-out error and regime, with 90%% intervals (--model is then "
                         "not used)")
+    p.add_argument("--lossy", action="store_true",
+                   help="with --measurements: the link drops packets, so every model first fits "
+                        "the chance that a message stalls for one retransmission timeout (the "
+                        "cluster's retransmit_timeout, default 200 ms)")
 
     sw = sub.add_parser("sweep", help="evaluate a grid of configurations on a process pool or "
                                       "a Dask cluster into a resumable CSV/JSONL/Parquet table")
@@ -989,6 +993,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--cv", default="loo", help="fit: loo, none, or K folds")
     c.add_argument("--params", help="fit: cluster fields to calibrate, comma-separated (default: "
                                     "link_efficiency,sharing_weight,update_growth,compute_cv; "
+                                    "add timeout_probability on a lossy link; "
                                     "those without effect on the model are skipped)")
     c.add_argument("--save", help="fit: write the calibrated cluster file here (JSON or YAML)")
     c.add_argument("--search", choices=("auto", "joint", "coordinate"), default="auto",
@@ -1032,6 +1037,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    help="measured runs (the `calibrate fit` CSV): plot the model "
                                         "`predict --measurements` selects, its 90%% leave-one-out "
                                         "band and the measured points (--model is then not used)")
+    kp["scalability"].add_argument("--lossy", action="store_true",
+                                   help="with --measurements: a lossy link (as for predict)")
     kp["search-space"].add_argument("--machines", type=int,
                                     help="machine budget (default: the cluster's)")
     g = kp["gantt"]

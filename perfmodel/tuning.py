@@ -827,12 +827,16 @@ def fit_tunables(model, profile: Profile, cluster: Cluster,
 #: ``link_efficiency`` 0.30, 0.35, ..., 1.00 (TCP goodput rarely falls below
 #: a third of the line rate); ``sharing_weight`` and ``update_growth`` 0.0,
 #: 0.1, ..., 1.0 (their whole range); ``compute_cv`` 0 to 0.3 (per-step
-#: compute times of one GPU vary by a few percent; 0.3 is a noisy shared host).
+#: compute times of one GPU vary by a few percent; 0.3 is a noisy shared host);
+#: ``timeout_probability`` (a lossy link, fitted only when asked for in
+#: ``params``) 0 to 0.5, finer near 0.
 CALIBRATION_GRIDS: dict[str, tuple[float, ...]] = {
     "link_efficiency": grid_range(0.3, 1.0, 0.05),
     "sharing_weight": grid_range(0.0, 1.0, 0.1),
     "update_growth": grid_range(0.0, 1.0, 0.1),
     "compute_cv": (0.0, 0.02, 0.05, 0.1, 0.2, 0.3),
+    "timeout_probability": (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15,
+                            0.2, 0.3, 0.4, 0.5),
 }
 #: Coarser defaults when the model is the simulator (about 0.1 s per
 #: estimate): 6 + 5 + 3 + 4 values for a coordinate search.
@@ -841,13 +845,16 @@ SIM_GRIDS: dict[str, tuple[float, ...]] = {
     "sharing_weight": grid_range(0.0, 1.0, 0.25),
     "update_growth": (0.0, 0.5, 1.0),
     "compute_cv": (0.0, 0.05, 0.1, 0.2),
+    "timeout_probability": (0.0, 0.02, 0.05, 0.1, 0.2, 0.3),
 }
 #: Search strategies of :func:`calibrate_network`.
 SEARCHES = ("auto", "joint", "coordinate")
 #: Largest number of sweeps of the coordinate search.
 COORDINATE_SWEEPS = 4
-#: The parameters :func:`calibrate_network` fits by default.
-CALIBRATION_PARAMS: tuple[str, ...] = tuple(CALIBRATION_GRIDS)
+#: The parameters :func:`calibrate_network` fits by default (the timeout
+#: probability only when the link is known to be lossy: pass it in ``params``).
+CALIBRATION_PARAMS: tuple[str, ...] = ("link_efficiency", "sharing_weight", "update_growth",
+                                       "compute_cv")
 #: Default model per measured mode: the sync hybrid (seed 003 eq. 9) and the MVA.
 CALIBRATION_MODELS: dict[str, str] = {"sync": "sync", "async": "async"}
 #: A grid point whose objective is within this of the best (absolute, e.g.

@@ -207,3 +207,55 @@ def test_candidates_order_the_loss_tunable():
     with pytest.raises(SpecError, match="lossy"):
         default_candidates("sync", lossy="yes")
     assert math.isclose(first["timeout_probability"][0], 0.0)
+
+
+def _lossy_runs(ks, q=0.08, eff=0.9):
+    """Runs made by eq. 7 on the zoo job over a lossy 1 Gbps link (1 s timeouts)."""
+    from perfmodel import zoo
+
+    prof = zoo.profile("resnet50-pipedream")
+    truth = zoo.cluster("aws-p3.2xlarge").replace(nic_bandwidth=1.25e8, link_efficiency=eff,
+                                                  timeout_probability=q,
+                                                  retransmit_timeout=1.0)
+    model = coarse.SyncCoarse("ps")
+    return prof, truth, {k: model.estimate(prof, truth, Config(n_replicas=k)).throughput
+                         for k in ks}
+
+
+def test_cli_predict_lossy_fits_the_timeout_probability(capsys, tmp_path):
+    import json
+
+    from perfmodel.cli import main
+    from perfmodel.io import save
+
+    prof, truth, runs = _lossy_runs((1, 2, 8))
+    csv = tmp_path / "m.csv"
+    csv.write_text("workers,n_ps,bandwidth,throughput\n" +
+                   "".join(f"{k},1,1Gbps,{runs[k]!r}\n" for k in (1, 2)))
+    cl = tmp_path / "cl.json"
+    save(truth.replace(link_efficiency=1.0, timeout_probability=0.0), cl)
+    code = main(["predict", "--measurements", str(csv), "--cluster", str(cl), "--lossy",
+                 "--workers", "8", "--bandwidth", "1Gbps", "--format", "json"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    (record,) = json.loads(out)
+    assert record["throughput"] == pytest.approx(runs[8], rel=1e-9)
+    stall = coarse.timeout_stall(0.08, 1.0, 8, 7 * prof.model_bytes / (0.9 * 1.25e8))
+    assert record["phases"]["timeouts"] == pytest.approx(2 * stall, rel=1e-9)
+    # without --lossy the loss-free fit misses K = 8 by more than 2%
+    main(["predict", "--measurements", str(csv), "--cluster", str(cl), "--workers", "8",
+          "--bandwidth", "1Gbps", "--format", "json"])
+    (plain,) = json.loads(capsys.readouterr()[0])
+    assert abs(plain["throughput"] / runs[8] - 1) > 0.02
+
+
+def test_calibrate_network_fits_the_timeout_probability_when_asked():
+    from perfmodel.tuning import Measurement, calibrate_network
+
+    prof, truth, runs = _lossy_runs((1, 2, 4))
+    ms = [Measurement(k, 1, 1.25e8, runs[k], prof.batch_size, "sync") for k in runs]
+    base = truth.replace(link_efficiency=1.0, timeout_probability=0.0)
+    cal = calibrate_network(prof, base, ms, model=coarse.SyncCoarse("ps"),
+                            params=("link_efficiency", "timeout_probability"), cv=None)
+    assert cal.cluster.timeout_probability == pytest.approx(0.08)
+    assert cal.cluster.link_efficiency == pytest.approx(0.9)
