@@ -301,6 +301,9 @@ def cmd_predict(args) -> str:
 
     records = grid_records(model, profile, cluster, workers=workers, bandwidths=bandwidths,
                            n_ps=n_ps, epoch_samples=_epoch_samples(args, profile.dnn))
+    if args.measurements and args.format == "json":   # which model answered, and why
+        records = [dict(r, model=model.name, why=model.why,
+                        calibration=dict(model.overrides)) for r in records]
     if args.format == "json":
         return _json(records)
     if args.format == "csv":

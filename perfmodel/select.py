@@ -47,6 +47,16 @@ Regime validity (named options of :func:`select_model`)
   candidate that does not share the server's link between workers at all
   (seed 001's GST, whose eqs. 10-12 time one worker's transfer) is valid
   only when the sharing is unknown.
+* Lossy links (``lossy=True`` of :func:`select_model`): every candidate fits
+  first the chance ``q`` that a message stalls for one retransmission
+  timeout (``Cluster.timeout_probability``; the stall is
+  ``Cluster.retransmit_timeout``, which the user gives: 200 ms on Linux),
+  then the link efficiency.  A timeout costs a whole RTO whatever the
+  bandwidth, so it cannot be folded into the efficiency: in a sync step it
+  is exposed minus what the other workers' bytes hide
+  (:func:`perfmodel.coarse.timeout_stall`), in an async step it delays the
+  worker itself (:func:`perfmodel.queueing.async_stall_time`); the simulator
+  draws the stalls.
 * A candidate outside its regime is chosen only when no candidate is valid.
 
 Error bars

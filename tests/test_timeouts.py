@@ -240,6 +240,8 @@ def test_cli_predict_lossy_fits_the_timeout_probability(capsys, tmp_path):
     assert code == 0
     (record,) = json.loads(out)
     assert record["throughput"] == pytest.approx(runs[8], rel=1e-9)
+    assert record["model"] == "sync-ps" and "LOO" in record["why"]
+    assert record["calibration"]["timeout_probability"] == pytest.approx(0.08)
     stall = coarse.timeout_stall(0.08, 1.0, 8, 7 * prof.model_bytes / (0.9 * 1.25e8))
     assert record["phases"]["timeouts"] == pytest.approx(2 * stall, rel=1e-9)
     # without --lossy the loss-free fit misses K = 8 by more than 2%
