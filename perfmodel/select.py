@@ -383,8 +383,10 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
         from .sim.model import TraceSim
         for sharing, links in (("ps", ("fair", "fifo")), ("fcfs", ("fifo",))):
             cpu = {} if server_cpu == "own" else {"server_cpu": server_cpu}
+            # a stall at a uniform point of the message, as coarse.timeout_stall assumes
+            # (the same draws as loss-free when q = 0)
             sim = TraceSim(sharing=sharing, steps=sim_steps, warmup=sim_warmup,
-                           replications=replications, **cpu)
+                           replications=replications, timeout_position="uniform", **cpu)
             out.append(Candidate(f"sim-{sharing}", "simulation",
                                  BlockTrace(sim, blocks) if overlap else sim,
                                  _with_loss({"link_efficiency": _SIM_EFFICIENCY}, lossy,

@@ -333,3 +333,224 @@ def test_bad_retransmit_timeout(value):
     with pytest.raises(SpecError) as err:
         simulate(ONE, 1, B, steps=2, warmup=0, retransmit_timeout=value)
     assert err.value.field == "retransmit_timeout"
+
+
+# ---------------------------------------------------------------------- 7. timeout_position
+
+UP0 = 3                             # local index of up0 in ONE (for the draws)
+
+
+def _force_points(monkeypatch, u):
+    """Replace the stall points of ``timeout_position="uniform"`` by the constant ``u``."""
+    def fake(workers, steps, ops, seed):
+        return np.full((workers, steps, ops), float(u))
+    monkeypatch.setattr(sim_engine, "timeout_points", fake)
+
+
+@pytest.mark.parametrize("mode,sharing,cpu,window,q", [
+    ("async", "ps", "own", None, 0.3), ("sync", "hybrid", "fcfs", 2e7, 0.5),
+    ("sync", "fcfs", "own", None, 0.0), ("allreduce", "ps", "own", None, 0.4)])
+def test_tail_position_is_the_default_bit_for_bit(monkeypatch, mode, sharing, cpu, window, q):
+    kw = dict(steps=15, warmup=2, seed=7, record=True, engine="python", server_cpu=cpu,
+              window=window, timeout_probability=q, retransmit_timeout=0.05)
+    default = simulate(RICH, 3, B, mode, sharing, **kw)
+
+    def boom(*args):
+        raise AssertionError("'tail' must not draw stall points")
+    monkeypatch.setattr(sim_engine, "timeout_points", boom)
+    tail = simulate(RICH, 3, B, mode, sharing, timeout_position="tail", **kw)
+    _same(default, tail)
+    for a, b in zip(default.runs, tail.runs):
+        _same(a, b)
+    assert default.meta["timeout_position"] == tail.meta["timeout_position"] == "tail"
+
+
+@pytest.mark.parametrize("u", [0.25, 0.5, 0.9])
+def test_uniform_one_worker_alone_adds_two_timeouts(monkeypatch, u):
+    # K = 1, q = 1: nothing else is on the link, so a stall at any point of the message
+    # delays it by exactly rto.  down0: 0.08 u of work to 0.08 u, stalled to 0.08 u + 0.2,
+    # the rest (0.08 (1 - u)) to 0.28; fwd0 + bwd0 to 0.58; up0 likewise to 0.86; upd0 0.87.
+    _force_points(monkeypatch, u)
+    r = simulate(ONE, 1, B, "sync", "ps", steps=3, warmup=0, record=True, engine="python",
+                 timeout_probability=1.0, retransmit_timeout=RTO, timeout_position="uniform")
+    plain = simulate(ONE, 1, B, "sync", "ps", steps=3, warmup=0, engine="python")
+    assert r.step_time == pytest.approx(plain.step_time + 2 * RTO, rel=1e-12)      # 0.87
+    for k in range(3):
+        t0 = 0.87 * k
+        assert _op_times(r, 0, k, "down0") == pytest.approx((t0, t0 + 0.08 + RTO))
+        assert _op_times(r, 0, k, "up0") == pytest.approx((t0 + 0.58, t0 + 0.58 + 0.08 + RTO))
+    # the stall counts with its link on the critical path; the links carry the same bytes
+    assert r.critical["downlink"] == pytest.approx(0.28)
+    assert r.critical["uplink"] == pytest.approx(0.28)
+    assert r.utilization["uplink"] == pytest.approx(0.08 / 0.87)
+    assert r.meta["timeout_position"] == "uniform"
+    assert r.meta["timeouts"] == "6 of 6 messages stalled"
+
+
+def _one_push_stalls(monkeypatch, u):
+    """Worker 0's push stalls at ``u`` in every step; no other message stalls."""
+    def pattern(a):
+        a[0, :, UP0] = True
+    _force(monkeypatch, pattern)
+    _force_points(monkeypatch, u)
+
+
+@pytest.mark.parametrize("u,delay", [(0.5, 0.08), (0.9, 0.176), (0.1, 0.0), (0.0, 0.0)])
+def test_uniform_stall_is_hidden_by_the_other_pushes(monkeypatch, u, delay):
+    # K = 4 sync PS, size/B = 0.08 s, rto = 0.2.  The four pushes start together; worker 0's
+    # stops at 4 u 0.08 s (its u of the bytes sent at a quarter share), the other three send
+    # their (1 - u) 0.08 s each in 3 (1 - u) 0.08 s more, then worker 0 sends its rest alone
+    # from 4 u 0.08 + rto: the phase ends max(0, rto - 3 (1 - u) 0.08) after 4 x 0.08
+    # (the link is never idle when rto <= 3 (1 - u) 0.08: no delay).  Hand values:
+    # u = 0.5: 0.2 - 0.12 = 0.08; u = 0.9: 0.2 - 0.024 = 0.176.
+    K = 4
+    assert delay == pytest.approx(max(0.0, RTO - (K - 1) * (1 - u) * 0.08), abs=1e-15)
+    _one_push_stalls(monkeypatch, u)
+    kw = dict(steps=3, warmup=1, record=True, engine="python")
+    r = simulate(ONE, K, B, "sync", "ps", timeout_probability=0.5, retransmit_timeout=RTO,
+                 timeout_position="uniform", **kw)
+    plain = simulate(ONE, K, B, "sync", "ps", **kw)
+    assert plain.step_time == pytest.approx(8 * 0.08 + 0.31)      # seed 003 eq. 7
+    assert r.step_time - plain.step_time == pytest.approx(delay, abs=1e-12)
+    # the phase itself: the last push's end, and the others' pushes
+    push_start = 4 * 0.08 + 0.3
+    ends = [_op_times(r, w, 0, "up0")[1] for w in range(K)]
+    assert max(ends) == pytest.approx(push_start + 4 * 0.08 + delay, abs=1e-12)
+    if delay > 0:
+        for w in range(1, K):       # the others finish at 4 u 0.08 + 3 (1 - u) 0.08
+            assert ends[w] == pytest.approx(push_start + (4 * u + 3 * (1 - u)) * 0.08)
+
+
+def test_uniform_stall_mean_exposure_matches_the_closed_form(monkeypatch):
+    # the mean over a midpoint grid of u of the phase's delay against
+    # perfmodel.coarse.timeout_stall (q = 1, one message, a = (K - 1) size/B)
+    from perfmodel.coarse import timeout_stall
+
+    K, n = 4, 200
+    kw = dict(steps=2, warmup=1, engine="python")
+    plain = simulate(ONE, K, B, "sync", "ps", **kw).step_time
+    delays = []
+    for u in (np.arange(n) + 0.5) / n:
+        _one_push_stalls(monkeypatch, u)
+        r = simulate(ONE, K, B, "sync", "ps", timeout_probability=0.5, retransmit_timeout=RTO,
+                     timeout_position="uniform", **kw)
+        delays.append(r.step_time - plain)
+    expected = float(timeout_stall(1.0, RTO, 1, (K - 1) * 0.08))
+    assert expected == pytest.approx(RTO ** 2 / (2 * 0.24))           # a > r branch
+    assert np.mean(delays) == pytest.approx(expected, rel=1e-3)
+    # and the a <= r branch: a longer timeout, never fully hidden
+    delays = []
+    for u in (np.arange(n) + 0.5) / n:
+        _one_push_stalls(monkeypatch, u)
+        r = simulate(ONE, K, B, "sync", "ps", timeout_probability=0.5, retransmit_timeout=0.5,
+                     timeout_position="uniform", **kw)
+        delays.append(r.step_time - plain)
+    assert np.mean(delays) == pytest.approx(float(timeout_stall(1.0, 0.5, 1, 0.24)), rel=1e-3)
+    assert np.mean(delays) == pytest.approx(0.5 - 0.24 / 2, rel=1e-3)
+
+
+def test_uniform_stall_rejoins_fcfs_at_the_back(monkeypatch):
+    # FCFS, K = 2, only worker 0's pull stalls at u = 0.5: worker 0 sends 0.04 s (0-0.04),
+    # leaves; worker 1 gets the link and sends 0.04-0.12; worker 0 rejoins at 0.24 (the
+    # link is free) and ends at 0.28.  With rto = 0.05 it rejoins at 0.09 behind worker 1,
+    # which keeps the link to 0.12; worker 0 then ends at 0.16.
+    def pattern(a):
+        a[0, :, DOWN0] = True
+    _force(monkeypatch, pattern)
+    _force_points(monkeypatch, 0.5)
+    kw = dict(steps=2, warmup=0, record=True, engine="python", timeout_probability=0.5,
+              timeout_position="uniform")
+    r = simulate(ONE, 2, B, "sync", "fcfs", retransmit_timeout=RTO, **kw)
+    assert _op_times(r, 0, 0, "down0") == pytest.approx((0.0, 0.28))
+    assert _op_times(r, 1, 0, "down0") == pytest.approx((0.0, 0.12))
+    r = simulate(ONE, 2, B, "sync", "fcfs", retransmit_timeout=0.05, **kw)
+    assert _op_times(r, 0, 0, "down0") == pytest.approx((0.0, 0.16))
+    assert _op_times(r, 1, 0, "down0") == pytest.approx((0.0, 0.12))
+
+
+@pytest.mark.parametrize("u", [0.25, 0.75])
+def test_uniform_stall_with_the_window(monkeypatch, u):
+    # WIN = half the tensor (0.04 s of work): the stall point applies to the whole message,
+    # whichever chunk it falls in; alone (K = 1) the step is still 0.47 + 2 rto.
+    _force_points(monkeypatch, u)
+    r = simulate(ONE, 1, B, "sync", "ps", steps=3, warmup=0, record=True, engine="python",
+                 window=5e7, timeout_probability=1.0, retransmit_timeout=RTO,
+                 timeout_position="uniform")
+    assert r.step_time == pytest.approx(0.87)
+    assert _op_times(r, 0, 1, "down0") == pytest.approx((0.87, 0.87 + 0.28))
+
+
+def test_uniform_position_lowers_the_sync_ps_step_time():
+    # K = 4 sync PS: a tail stall is never hidden (all flows end together), a stall at a
+    # random point partly is (by the other workers' bytes)
+    kw = dict(steps=60, warmup=2, seed=1, engine="python", timeout_probability=0.3,
+              retransmit_timeout=RTO)
+    tail = simulate(ONE, 4, B, "sync", "ps", **kw)
+    uniform = simulate(ONE, 4, B, "sync", "ps", timeout_position="uniform", **kw)
+    plain = simulate(ONE, 4, B, "sync", "ps", steps=60, warmup=2, engine="python")
+    assert plain.step_time < uniform.step_time < tail.step_time
+    assert uniform.meta["timeouts"] == tail.meta["timeouts"]         # the same messages stall
+
+
+@pytest.mark.parametrize("mode,sharing,cpu,window,workers", [
+    ("sync", "ps", "own", None, 4), ("async", "ps", "own", None, 3),
+    ("sync", "fcfs", "own", None, 3), ("async", "fcfs", "fcfs", 2e7, 3),
+    ("sync", "ps", "fcfs", 1e7, 2), ("async", "hybrid", "own", None, 2)])
+def test_compiled_engine_matches_python_with_uniform_stalls(mode, sharing, cpu, window,
+                                                            workers):
+    pytest.importorskip("numba")
+    kw = dict(steps=25, warmup=3, seed=13, record=True, server_cpu=cpu, window=window,
+              timeout_probability=0.3, retransmit_timeout=0.05, timeout_position="uniform")
+    py = simulate(RICH, workers, B, mode, sharing, engine="python", **kw)
+    nb = simulate(RICH, workers, B, mode, sharing, engine="numba", **kw)
+    _same(py, nb)
+    for a, b in zip(py.runs, nb.runs):
+        _same(a, b)
+    assert py.meta["timeouts"] != "none" and nb.meta["timeout_position"] == "uniform"
+    tail = simulate(RICH, workers, B, mode, sharing, engine="python",
+                    **dict(kw, timeout_position="tail"))
+    assert not np.array_equal(tail.ends, py.ends)                      # the option acts
+
+
+def test_tracesim_passes_the_timeout_position(monkeypatch):
+    # K = 4 sync PS (M/B = 0.08 s), q = 1, every message stalls at u = 0.5: each phase's
+    # four stalls overlap; all flows leave at 4 x 0.04, the link idles until they rejoin
+    # at 0.16 + rto and the rests take 4 x 0.04 more: each phase is 0.32 + rto, as at the
+    # tail (eq. 7's 0.95 + 2 rto).
+    _force_points(monkeypatch, 0.5)
+    profile = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01,
+                      batch_size=32)
+    cluster = Cluster(machines=8, nic_bandwidth="10Gbps", timeout_probability=1.0,
+                      retransmit_timeout=0.1)
+    config = Config(n_replicas=4, n_ps=1, mode="sync")
+    model = TraceSim(sharing="ps", steps=4, warmup=1, engine="python",
+                     timeout_position="uniform")
+    est = model.estimate(profile, cluster, config)
+    assert est.step_time == pytest.approx(0.95 + 2 * 0.1)
+    assert est.meta["timeout_position"] == "uniform"
+
+    def pattern(a):
+        a[0, :, DOWN0] = True
+    # Only worker 0's pull stalls (u = 0.5, rto = 0.1): all four pull at 1/4 to 0.16;
+    # workers 1-3 then pull at 1/3 to 0.26 (0.04 - 0.1/3 s of work left each); worker 0
+    # rejoins, the four share the link and workers 1-3 finish at 0.26 + 4 (0.04 - 0.1/3).
+    # The link never idled (rto < 3 x 0.04), so worker 0 finishes at 0.32, and it computes
+    # to 0.62 while workers 1-3 compute to e + 0.3 and start pushing: from then on the link
+    # is never idle again and carries 4 x 0.08 of pushes; update 0.01.
+    _force(monkeypatch, pattern)
+    est = model.estimate(profile, cluster, config)
+    e = 0.26 + 4 * (0.04 - 0.1 / 3)
+    assert est.step_time == pytest.approx(e + 0.3 + 4 * 0.08 + 0.01)         # 0.9167 < 0.95
+    default = TraceSim(sharing="ps", steps=4, warmup=1, engine="python")
+    assert default.timeout_position == "tail"
+    assert default.estimate(profile, cluster, config).meta["timeout_position"] == "tail"
+
+
+@pytest.mark.parametrize("value", ["middle", "Tail", "", None, 0.5, True])
+def test_bad_timeout_position(value):
+    with pytest.raises(SpecError) as err:
+        simulate(ONE, 1, B, steps=2, warmup=0, timeout_position=value)
+    assert err.value.field == "timeout_position"
+    with pytest.raises(SpecError) as err:
+        TraceSim(timeout_position=value)
+    assert err.value.field == "timeout_position"

@@ -30,7 +30,9 @@ Buffers (offsets in brackets):
 * ``ost`` (int, 3 WM): unmet dependencies [0], enabler [WM] (local index of
   the op whose completion started this one, -1 at the step start), services
   received [2 WM];
-* ``ofl`` (float, 2 WM): start time [0], remaining transmission work [WM];
+* ``ofl`` (float, 3 WM): start time [0], remaining transmission work [WM],
+  remaining work at which a pending mid-transfer stall happens, or -1 [2 WM]
+  (``tmo`` 2, below);
 * ``qst`` (int, 4 X): queue head [0], tail [X], running op or -1 [2 X],
   sequence number of the running op's start [3 X]; ``qch`` (float, X): work
   of the running chunk; ``qbuf`` (int, X Q): the FIFO contents;
@@ -55,17 +57,36 @@ Buffers (offsets in brackets):
   ready time and enabler set (the critical path charges the wait to ``ps``)
   and starts when it reaches the head.  A computation's actual start is kept
   in ``ofl[WM + o]`` (unused by computations otherwise) for the record.
-* ``stalls`` (int, N W M when ``tmo`` is set, else unused): 1 if op ``j`` of
-  worker w's step k stalls for a retransmission timeout, at ``(w N + k) M + j``.
+* ``stalls`` (int, N W M when ``tmo`` is 1, else unused): 1 if op ``j`` of
+  worker w's step k stalls for a retransmission timeout, at ``(w N + k) M + j``;
+* ``stall_u`` (float, N W M when ``tmo`` is 2, else unused): at the same
+  index, the fraction u in [0, 1) of the op's transmission work delivered
+  before it stalls, or -1 if it does not stall.
 
-Timeouts (``tmo``): when the last bytes of a stalling transmission op are
-delivered, the link side is handled exactly as for a completion (the worker
-leaves the link's active set or starts its next queued op there, so the
-others' shares go up at that instant), but instead of completing, the op is
-pushed on the heap with end time ``now + rto``, the start sequence of its
-transmission and slot ``-1 - j``.  When that entry is popped the op completes
-(ops left, record, dependents) without any link or queue bookkeeping; its
-step cannot have ended meanwhile, since the op had not completed.
+Timeouts, ``tmo`` 1 (``timeout_position="tail"``): when the last bytes of
+a stalling transmission op are delivered, the link side is handled exactly
+as for a completion (the worker leaves the link's active set or starts its
+next queued op there, so the others' shares go up at that instant), but
+instead of completing, the op is pushed on the heap with end time
+``now + rto``, the start sequence of its transmission and slot ``-1 - j``.
+When that entry is popped the op completes (ops left, record, dependents)
+without any link or queue bookkeeping; its step cannot have ended
+meanwhile, since the op had not completed.
+
+Timeouts, ``tmo`` 2 (``"uniform"``): the stall happens when the op's
+remaining work reaches ``thr = work (1 - u)`` (``ofl[2 WM + o]``, set at the
+step start).  ``start_op`` cuts the service that would cross ``thr`` so that
+it ends there (whatever the window's chunking; the cut service is the one
+with ``qch == rem - thr``, the same float expression at both ends).  At its
+end the link side is handled as for a completion, the op's remaining work
+becomes ``thr``, its stall is marked done (-1) and it is pushed on the heap as
+above.  When that entry is popped the op rejoins the end of its worker's
+queue for the link (started at once if the worker sends nothing there, so it
+joins the link's active set at the back, as a newly started flow), and
+completes when the rest is delivered.  The rejoin is a new turn, so the
+window never splits the rest (the stall took the place of the window's
+second turn); the queue then holds an op at most three times per step
+(``Q = 3 M``).
 
 Transmission work is in seconds at the full bandwidth; ``lfl`` rates are
 fractions of it.  Flows are brought up to date lazily, when their direction
@@ -305,6 +326,9 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     c = rem
     if turn == 0 and rem > win:     # HTTP/2: the first service sends WIN (seed 000 Sec. 3.2.2)
         c = win
+    thr = ofl[2 * WM + o]
+    if thr >= 0.0 and rem - c <= thr:   # a mid-transfer stall: this service ends at its point
+        c = rem - thr
     ost[2 * WM + o] = turn + 1
     qch[q] = c
     f = w * L + l
@@ -318,7 +342,7 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
 
 def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht, hi,
                lin, lfl, samples, step_first, step_nops, root_ptr, root_idx, op_ndeps, op_slot,
-               step_start, srv):
+               step_start, srv, stall_u, tmo):
     """STARTRANDOMSTEP: the worker's next sampled step; its roots are queued in order."""
     W = dims[1]
     M = dims[3]
@@ -339,6 +363,11 @@ def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, f
         ost[o] = op_ndeps[base + j]
         ost[2 * WM + o] = 0
         ofl[WM + o] = op_work[base + j]
+        ofl[2 * WM + o] = -1.0
+        if tmo == 2:
+            u = stall_u[(w * N + k) * M + j]
+            if u >= 0.0:                # stalls once its delivered work reaches u of it
+                ofl[2 * WM + o] = op_work[base + j] * (1.0 - u)
     for sl in range(NS):
         qst[w * NS + sl] = 0
         qst[X + w * NS + sl] = 0
@@ -357,7 +386,7 @@ def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, f
 def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, root_ptr,
         root_idx, samples, factors, dims, sync, sharing, cap, nic, win, record, step_start,
         step_end, crit, rec_i, rec_t, wst, ost, ofl, qst, qch, qbuf, ht, hi, lin, lfl, nxt_t,
-        nxt_i, tmp_rem, tmp_cnt, frozen, cnt, srv, stalls, tmo, rto):
+        nxt_i, tmp_rem, tmp_cnt, frozen, cnt, srv, stalls, stall_u, tmo, rto):
     """Simulate N steps of W workers; fill step_start, step_end, crit (and the record).
 
     ``rec_i`` gets (worker, step number, global op) and ``rec_t`` (start, end)
@@ -377,7 +406,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
     for w in range(W):
         start_step(w, 0.0, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht,
                    hi, lin, lfl, samples, step_first, step_nops, root_ptr, root_idx, op_ndeps,
-                   op_slot, step_start, srv)
+                   op_slot, step_start, srv, stall_u, tmo)
     ndone = 0
     while True:
         for d in range(2):
@@ -420,7 +449,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
             sl = hi[2]
             cnt[1] = heap_pop(ht, hi, cnt[1])
             late = sl < 0
-        if late:                            # the op's link work ended rto ago (module notes)
+        if late:                            # the op's stall began rto ago (module notes)
             j = -1 - sl
             sl = op_slot[wst[W + w] + j]
             q = w * NS + sl
@@ -442,15 +471,30 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
         finished = True
         if is_link:
             o = w * M + j
-            if qch[q] < ofl[WM + o]:        # first HTTP/2 chunk: back to the queue's end
+            thr = ofl[2 * WM + o]
+            if thr >= 0.0 and qch[q] == ofl[WM + o] - thr:
+                # the stall point of a mid-transfer stall: rejoin rto later with the rest;
+                # the link is freed below
+                ofl[WM + o] = thr
+                ofl[2 * WM + o] = -1.0
+                cnt[1] = heap_push(ht, hi, cnt[1], now + rto, qst[3 * X + q], w, -1 - j)
+                finished = False
+            elif qch[q] < ofl[WM + o]:      # first HTTP/2 chunk: back to the queue's end
                 ofl[WM + o] -= qch[q]
                 qbuf[q * Q + qst[X + q]] = j
                 qst[X + q] += 1
                 finished = False
-            elif tmo != 0 and stalls[(w * N + wst[2 * W + w]) * M + j] != 0:
+            elif tmo == 1 and stalls[(w * N + wst[2 * W + w]) * M + j] != 0:
                 # bytes delivered, completion rto later; the link is freed below
                 cnt[1] = heap_push(ht, hi, cnt[1], now + rto, qst[3 * X + q], w, -1 - j)
                 finished = False
+        elif late and tmo == 2:             # back from a mid-transfer stall: rejoin the link
+            qbuf[q * Q + qst[X + q]] = j
+            qst[X + q] += 1
+            if qst[2 * X + q] == -1:
+                start_op(w, sl, now, j, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
+                         factors, ht, hi, lin, lfl, srv)
+            finished = False
         if finished:
             wst[3 * W + w] -= 1
             if record != 0:
@@ -506,7 +550,8 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                 if k + 1 < N:
                     start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
                                factors, ht, hi, lin, lfl, samples, step_first, step_nops,
-                               root_ptr, root_idx, op_ndeps, op_slot, step_start, srv)
+                               root_ptr, root_idx, op_ndeps, op_slot, step_start, srv,
+                               stall_u, tmo)
             else:
                 ndone += 1
                 if ndone == W:              # barrier (seed 003 Algorithm 1 line 36)
@@ -516,7 +561,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                             start_step(w2, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
                                        op_work, factors, ht, hi, lin, lfl, samples, step_first,
                                        step_nops, root_ptr, root_idx, op_ndeps, op_slot,
-                                       step_start, srv)
+                                       step_start, srv, stall_u, tmo)
     for w in range(W):
         if wst[2 * W + w] != N:
             cnt[4] = 1

@@ -90,6 +90,29 @@ lasts from its start to its completion, stall included), and a recorded op
 transmitted work only, so a stall never counts as link busy time (the longer
 window lowers them).
 
+Where the stall happens, ``timeout_position`` (ours): ``"tail"`` (the
+default) as above, after the last byte.  ``"uniform"``: at a uniformly random
+point u of the message (losses uniform over its packets, as
+:func:`perfmodel.coarse.timeout_stall` assumes): when the op has delivered
+the fraction u of its transmission work it leaves the link exactly as at a
+completion (the others' shares go up at that instant), stays outstanding,
+and rto later rejoins the link with its remaining work ``(1 - u)`` under the
+link's sharing: it goes to the end of its worker's queue for that link and,
+if the worker sends nothing else there, starts at once -- joining the
+link's active set at the back, as a newly started flow (PS: an equal share
+with whoever is active then; FCFS: behind them).  Under PS sharing in a
+sync phase the other workers' bytes then hide part of the stall, which a
+tail stall never is (all flows end together).  u comes from
+:func:`timeout_points`, a third stream (``default_rng([seed,
+TIMEOUT_STREAM, 1])``) drawn only for ``"uniform"``, so ``"tail"`` draws
+exactly what it drew before the option existed.  With the HTTP/2 window
+the stall point applies to the op's whole work: the service (chunk) that
+would cross it is cut there; after the stall the op sends all the rest on
+its next turn (the rejoin takes the place of the window's second turn, so
+the rest is not split again).  The critical path charges the whole op,
+stall and wait included, to its link, as for a tail stall; a recorded op
+starts at its first byte and ends at its completion.
+
 References
 ----------
 Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2.2 Algorithm 1, Sec. 3.2.1-3.2.2,
@@ -114,8 +137,8 @@ from . import _kernel
 from .trace import RESOURCES, Trace
 
 __all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "SERVER_CPUS", "ENGINES", "AUTO_JITTER",
-           "AUTO_NUMBA_SIZE", "TIMEOUT_STREAM", "SimResult", "simulate", "draws",
-           "timeout_draws", "numba_available"]
+           "AUTO_NUMBA_SIZE", "TIMEOUT_STREAM", "TIMEOUT_POSITIONS", "SimResult", "simulate",
+           "draws", "timeout_draws", "timeout_points", "numba_available"]
 
 #: Synchronization modes of :func:`simulate`.
 MODES = ("async", "sync", "allreduce")
@@ -138,6 +161,9 @@ AUTO_NUMBA_SIZE = 30_000
 #: Second word of the seed of the timeout draws' random stream (``[seed, TIMEOUT_STREAM]``),
 #: kept apart from the stream of :func:`draws` so that timeouts leave those draws unchanged.
 TIMEOUT_STREAM = 0x52544F   # "RTO"
+#: Where a retransmission-timeout stall happens in its message: after the last byte
+#: ("tail"), or at a uniformly random point ("uniform"); see the module notes.
+TIMEOUT_POSITIONS = ("tail", "uniform")
 
 _KIND = {r: i for i, r in enumerate(RESOURCES)}
 _SHARING_CODE = {"ps": 0, "fcfs": 1}
@@ -398,7 +424,7 @@ def _types(trace, workers):
 def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, warmup=50,
              seed=0, *, per_flow_cap=None, window=None, jitter=None, server_sharing="nic",
              record=False, engine="auto", server_cpu="own", timeout_probability=0.0,
-             retransmit_timeout=0.2) -> SimResult:
+             retransmit_timeout=0.2, timeout_position="tail") -> SimResult:
     """Simulate ``steps`` SGD steps of K workers from a single-worker trace.
 
     Parameters
@@ -459,6 +485,11 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
         notes; ignored in all-reduce mode).  0: loss-free, as without it.
     retransmit_timeout : float, s
         rto > 0: the length of one stall.
+    timeout_position : {"tail", "uniform"}
+        Where a stall happens: after the message's last byte (``"tail"``), or
+        at a uniformly random point of it, the message leaving the link
+        meanwhile and rejoining it with the rest rto later (``"uniform"``;
+        see the module notes).
 
     Returns
     -------
@@ -515,7 +546,8 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
         raise SpecError("engine", "'numba' needs the numba package (pip install numba); "
                                   "use 'auto' or 'python'")
     tmo = (_check_real("timeout_probability", timeout_probability, 0.0, 1.0, True),
-           _check_real("retransmit_timeout", retransmit_timeout, 0.0, math.inf, False))
+           _check_real("retransmit_timeout", retransmit_timeout, 0.0, math.inf, False),
+           _check_choice("timeout_position", timeout_position, TIMEOUT_POSITIONS))
     if mode != "allreduce" and sharing == "hybrid":
         runs = tuple(_simulate_one(types, K, b, mode, s, n_steps, warm, seed, cap, win, jitter,
                                    server_sharing, record, engine, server_cpu, tmo)
@@ -623,8 +655,30 @@ def timeout_draws(workers, steps, ops, seed, probability) -> np.ndarray:
     return rng.random((workers, steps, ops)) < probability
 
 
+def timeout_points(workers, steps, ops, seed) -> np.ndarray:
+    """Where each message would stall with ``timeout_position="uniform"`` (module notes).
+
+    Parameters
+    ----------
+    workers, steps, ops, seed : int
+        As in :func:`timeout_draws`; the stream is
+        ``default_rng([seed, TIMEOUT_STREAM, 1])``, apart from the draws of
+        :func:`timeout_draws` (which stay as they are with ``"tail"``).
+
+    Returns
+    -------
+    ndarray of float, shape (workers, steps, ops)
+        u in [0, 1): the fraction of its transmission work an op has
+        delivered when it stalls (read only where :func:`timeout_draws` says
+        the op stalls).  Ours: uniform, losses being uniform over a
+        message's packets (as :func:`perfmodel.coarse.timeout_stall` assumes).
+    """
+    rng = np.random.default_rng([seed, TIMEOUT_STREAM, 1])
+    return rng.random((workers, steps, ops))
+
+
 def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, server_sharing,
-                  record, engine, server_cpu, tmo=(0.0, 0.2)) -> SimResult:
+                  record, engine, server_cpu, tmo=(0.0, 0.2, "tail")) -> SimResult:
     clock = time.perf_counter()
     allreduce = mode == "allreduce"
     structs = [_structure(t, allreduce) for t, _ in types]
@@ -667,10 +721,16 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
     win_work = _kernel.INF if (win is None or allreduce) else win / b
     nic = 1 if (server_sharing == "nic" and S > 1) else 0
     NS, L = 4 * S, 2 * S
-    q_tmo, rto = tmo
+    q_tmo, rto, position = tmo
     stalling = q_tmo > 0 and not allreduce     # q = 0: draw nothing (bit-for-bit as before)
     stalls = (timeout_draws(K, N, M, seed, q_tmo).astype(np.int64).ravel() if stalling
               else np.zeros(1, np.int64))
+    midway = stalling and position == "uniform"
+    stall_u = np.full(1, -1.0)
+    if midway:                                 # u where the op stalls, -1 elsewhere
+        stall_u = np.where(stalls != 0, timeout_points(K, N, M, seed).ravel(), -1.0)
+    tmo_code = (2 if midway else 1) if stalling else 0
+    Q = 3 * M if midway else 2 * M             # an op queued up to 3 times (kernel notes)
     R = K * N * M if record else 1
     i64 = np.int64
     X, WM, WL = K * NS, K * M, K * L
@@ -678,8 +738,8 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
                rec_i=np.zeros(3 * R, i64), rec_t=np.zeros(2 * R))
     qst = np.zeros(4 * X, i64)
     qst[2 * X:3 * X] = -1
-    buf = dict(wst=np.zeros(4 * K, i64), ost=np.zeros(3 * WM, i64), ofl=np.zeros(2 * WM),
-               qst=qst, qch=np.zeros(X), qbuf=np.zeros(X * 2 * M, i64),
+    buf = dict(wst=np.zeros(4 * K, i64), ost=np.zeros(3 * WM, i64), ofl=np.zeros(3 * WM),
+               qst=qst, qch=np.zeros(X), qbuf=np.zeros(X * Q, i64),
                ht=np.zeros(X + 1 + (WM if stalling else 0)),   # + the stalled ops
                hi=np.zeros(3 * (X + 1 + (WM if stalling else 0)), i64),
                lin=np.zeros(L * K + L + WL + 2, i64), lfl=np.zeros(2 * WL + 2),
@@ -693,10 +753,10 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
                   step_first=step_first.astype(i64), step_nops=step_nops.astype(i64),
                   root_ptr=root_ptr.astype(i64), root_idx=root_idx.astype(i64),
                   samples=samples.ravel(), factors=factors.ravel(),
-                  dims=np.array([S, K, L, M, NS, 2 * M, N], i64), stalls=stalls)
+                  dims=np.array([S, K, L, M, NS, Q, N], i64), stalls=stalls,
+                  stall_u=np.asarray(stall_u, float))
     scalars = dict(sync=0 if mode == "async" else 1, sharing=share_code, cap=cap_frac, nic=nic,
-                   win=win_work, record=1 if record else 0, tmo=1 if stalling else 0,
-                   rto=float(rto))
+                   win=win_work, record=1 if record else 0, tmo=tmo_code, rto=float(rto))
     if engine == "auto":
         big = K * N * M > AUTO_NUMBA_SIZE
         engine = "numba" if (numba_available() and (big or "numba" in _COMPILED)) else "python"
@@ -765,7 +825,7 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
             "warmup": warm, "seed": seed, "per_flow_cap": cap, "window": win, "jitter": cv,
             "desync": desync, "servers": S, "server_sharing": server_sharing,
             "engine": engine, "server_cpu": server_cpu, "timeout_probability": q_tmo,
-            "retransmit_timeout": rto,
+            "retransmit_timeout": rto, "timeout_position": position,
             "timeouts": _timeout_note(allreduce and q_tmo > 0, stalling, stalls, kind,
                                       step_first, step_nops, samples, M)}
     return SimResult(throughput=throughput, sample_throughput=sample_tp,

@@ -23,7 +23,8 @@ import numpy as np
 from ..errors import Infeasible, SpecError
 from ..result import Estimate
 from ..specs import Cluster, Config, Profile
-from .engine import ENGINES, SERVER_CPUS, SERVER_SHARINGS, SHARINGS, SimResult, simulate
+from .engine import (ENGINES, SERVER_CPUS, SERVER_SHARINGS, SHARINGS, TIMEOUT_POSITIONS,
+                     SimResult, simulate)
 from .trace import COMMUNICATION, Op, Step, Trace, from_layers
 
 __all__ = ["ARCHITECTURES", "PHASES", "TraceSim", "simulate_range", "split_servers",
@@ -165,6 +166,10 @@ class TraceSim:
         Update CPUs on a server: one per worker (``"own"``, seed 003 Share = 1)
         or one per server applying the ``ps`` ops first come first served
         (``"fcfs"``, as the ns-3 engine; see :func:`~perfmodel.sim.simulate`).
+    timeout_position : {"tail", "uniform"}
+        Where a retransmission-timeout stall happens in its message: after
+        the last byte, or at a uniformly random point, the message leaving
+        the link meanwhile (see :func:`~perfmodel.sim.simulate`).
 
     Notes
     -----
@@ -174,8 +179,9 @@ class TraceSim:
     is a :class:`~perfmodel.sim.trace.Trace` (or a coarse ``Profile``, made a
     one-layer trace).  Lossy links: every push and pull stalls once with
     probability ``cluster.timeout_probability`` for
-    ``cluster.retransmit_timeout`` seconds after its bytes are delivered (the
-    engine's "Timeouts" notes; ignored by all-reduce), drawn from ``seed`` --
+    ``cluster.retransmit_timeout`` seconds after its bytes are delivered, or
+    midway with ``timeout_position="uniform"`` (the engine's "Timeouts"
+    notes; ignored by all-reduce), drawn from ``seed`` --
     so each replication draws its own stalls.  With ``config.n_ps`` servers, a one-server trace is
     spread over them by :func:`split_servers`; a trace made for several
     servers must match ``config.n_ps``.
@@ -245,13 +251,16 @@ class TraceSim:
     replications: int = 1
     level: float = 0.9
     server_cpu: str = "own"
+    timeout_position: str = "tail"
 
     def __post_init__(self):
         for name, value, choices in (("architecture", self.architecture, ARCHITECTURES),
                                      ("sharing", self.sharing, SHARINGS),
                                      ("server_sharing", self.server_sharing, SERVER_SHARINGS),
                                      ("engine", self.engine, ENGINES),
-                                     ("server_cpu", self.server_cpu, SERVER_CPUS)):
+                                     ("server_cpu", self.server_cpu, SERVER_CPUS),
+                                     ("timeout_position", self.timeout_position,
+                                      TIMEOUT_POSITIONS)):
             if not isinstance(value, str) or value not in choices:
                 raise SpecError(name, f"must be one of {', '.join(choices)}; got {value!r}")
         for name in ("steps", "warmup", "seed"):
@@ -325,7 +334,8 @@ class TraceSim:
                       server_sharing=self.server_sharing, engine=self.engine,
                       server_cpu=self.server_cpu,
                       timeout_probability=cluster.timeout_probability,
-                      retransmit_timeout=cluster.retransmit_timeout)
+                      retransmit_timeout=cluster.retransmit_timeout,
+                      timeout_position=self.timeout_position)
         kwargs.update(options)
         return simulate(trace, config.n_replicas, cluster.effective_bandwidth, mode,
                         self.sharing, steps=self.steps, warmup=self.warmup, seed=self.seed,
@@ -384,6 +394,7 @@ class TraceSim:
                 "server_cpu": res.meta["server_cpu"],
                 "timeout_probability": res.meta["timeout_probability"],
                 "retransmit_timeout": res.meta["retransmit_timeout"],
+                "timeout_position": res.meta["timeout_position"],
                 "timeouts": res.meta["timeouts"],
                 "equation": "seed 003 Algorithm 1 (fine-grained simulation)"}
         return Estimate(step_time=step, throughput=samples, phases=phases,
