@@ -309,6 +309,7 @@ class NS3Run:
 _T_UPDATE = re.compile(r"t_update\s*[=:]\s*([0-9.eE+-]+\s*[a-zA-Zµ]*)")
 _BLOCKS = re.compile(r"overlap in (\d+) blocks")
 _WARMUP = re.compile(r"after warmup=(\d+)")
+_MIN_RTO = re.compile(r"min RTO ([0-9.eE+-]+\s*[a-zA-Zµ]+)")
 
 
 def parse_ns3(text: str, source: str = "ns3_matrix.csv") -> tuple[dict, list[NS3Run]]:
@@ -345,6 +346,12 @@ def parse_ns3(text: str, source: str = "ns3_matrix.csv") -> tuple[dict, list[NS3
             warm = _WARMUP.search(raw)
             if warm:
                 header["warmup"] = int(warm.group(1))
+            rto = _MIN_RTO.search(raw)
+            if rto:
+                try:
+                    header["min_rto"] = units.parse(rto.group(1).strip(), "s")
+                except (SpecError, ValueError) as err:
+                    raise SpecError(f"line {number}", f"min RTO: {err}", source) from None
             if "first come first served" in raw and "update CPU" in raw:
                 header["server_cpu"] = "fcfs"
             match = _T_UPDATE.search(raw)
@@ -409,13 +416,14 @@ def load_ns3(path=None) -> tuple[dict, list[NS3Run]]:
 
 
 def _ns3_models(mode: str, overlap: bool, blocks: int = 4, horizon: tuple = (40, 4),
-                server_cpu: str = "own") -> dict:
+                server_cpu: str = "own", lossy: bool = False) -> dict:
     """Every model that predicts a single-PS job, by name (the default stage's objects).
 
     ``horizon`` is the runs' (steps per worker including warm-up, warm-up):
     the simulator replays runs of that length, :data:`SIM_REPLICATIONS` times;
     ``server_cpu`` is the runs' server (``"fcfs"`` when the header says the PS
-    applies whole gradients first come first served).
+    applies whole gradients first come first served); ``lossy``: the
+    candidates fit the timeout probability first (a lossy regime).
     """
     from .baselines import Cynthia, LinAsync
     from .gst import GST
@@ -425,7 +433,7 @@ def _ns3_models(mode: str, overlap: bool, blocks: int = 4, horizon: tuple = (40,
                                                    blocks=blocks, sim_steps=horizon[0],
                                                    sim_warmup=horizon[1],
                                                    replications=SIM_REPLICATIONS,
-                                                   server_cpu=server_cpu)}
+                                                   server_cpu=server_cpu, lossy=lossy)}
     if mode == "sync":   # GST reads cluster.compute_cv as its sigma (seed 001 eq. 7)
         cands["gst"] = dataclasses.replace(cands["sync-ps"], name="gst", model=GST(),
                                            grid={"link_efficiency":
@@ -516,7 +524,8 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         else:
             prof = profile
         cluster = Cluster(machines=max(m.workers for m in ms) + first.n_ps,
-                          nic_bandwidth=first.bandwidth, compute_cv=first.compute_cv)
+                          nic_bandwidth=first.bandwidth, compute_cv=first.compute_cv,
+                          retransmit_timeout=header.get("min_rto", 0.2))
         meas = [m.throughput for m in test]
         group = _group_label(first)
         sharing = "fair" if first.queue in ("fair", "fq", "fair-queue", "drr") else "fifo"
@@ -528,7 +537,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         per_gradient = first.mode == "async" or first.update == "per_gradient"
         cpu = header.get("server_cpu", "own") if per_gradient else "own"
         for name, cand in _ns3_models(first.mode, first.overlap, header.get("blocks", 4),
-                                      horizon, cpu).items():
+                                      horizon, cpu, lossy=first.loss_rate > 0).items():
             valid, reason = _validity(cand, first.mode, first.compute_cv, sharing, LOCKSTEP_CV)
             try:
                 pred = predict_measurements(cand.model, prof, cluster, test)

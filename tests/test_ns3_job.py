@@ -109,6 +109,22 @@ def test_cli_rejects_bad_workers_with_exit_2(tmp_path, capsys):
     assert "--workers" in capsys.readouterr().err
 
 
+def test_cli_rejects_bad_seeds_with_exit_2(tmp_path, capsys):
+    assert ns3_job.main(["--out", str(tmp_path / "m.csv"), "--seeds", "0,a"]) == 2
+    assert "--seeds" in capsys.readouterr().err
+
+
+def test_noisier_regimes_run_more_seeds():
+    regimes = {r["regime"]: r for r in ns3_job.matrix_regimes()}
+    sync = regimes["sync-fair-lossfree-10G-seq-per_step-cv0.1"]
+    lossy = regimes["sync-fair-lossy-10G-seq-per_step-cv0.1"]
+    async_ = regimes["async-fair-lossfree-10G-seq-per_gradient-cv0.1"]
+    assert ns3_job._regime_seeds(sync, range(9)) == (0,)
+    assert ns3_job._regime_seeds(lossy, range(9)) == tuple(range(9))
+    assert ns3_job._regime_seeds(async_, range(9)) == (0, 1, 2)
+    assert ns3_job._regime_seeds(async_, (5, 6)) == (5, 6)
+
+
 def _matrix():
     text = (importlib.resources.files("perfmodel.zoo") / "validation" / "ns3_matrix.csv"
             ).read_text()
@@ -125,6 +141,14 @@ def test_shipped_matrix_has_every_regime_and_worker_count():
     names = [g["regime"] for g in ns3_job.matrix_regimes()]
     assert len(set(names)) == len(names)
     assert cells == {(n, k) for n in names for k in ns3_job.MATRIX_WORKERS}
+    # every seed once per configuration: the first everywhere, all of them where noisy
+    seeds = {}
+    for r in rows:
+        seeds.setdefault((r["regime"], int(r["workers"])), []).append(int(r["seed"]))
+    for g in ns3_job.matrix_regimes():
+        want = ns3_job._regime_seeds(g, ns3_job.MATRIX_SEEDS)
+        for k in ns3_job.MATRIX_WORKERS:
+            assert tuple(seeds[(g["regime"], k)]) == want, (g["regime"], k)
 
 
 def test_shipped_matrix_respects_compute_and_nic_bounds():

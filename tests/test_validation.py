@@ -19,14 +19,17 @@ HEADER = (f"# synthetic ns-3 matrix for tests\n# job: resnet50-pipedream, t_upda
           + ",".join(NS3_COLUMNS) + "\n")
 
 
-def synthetic_csv(model, mode, queue, efficiency, workers=range(1, 7), cv=0.0):
-    """Rows whose throughput is ``model``'s on a 10 Gbps link at ``efficiency``."""
+def synthetic_csv(model, mode, queue, efficiency, workers=range(1, 7), cv=0.0, timeouts=0.0):
+    """Rows whose throughput is ``model``'s on a 10 Gbps link at ``efficiency`` (and a
+    timeout probability, 1 s stalls: a lossy regime)."""
     prof = zoo.profile("resnet50-pipedream").replace(t_update=T_UPDATE)
-    clu = Cluster(machines=32, nic_bandwidth=1.25e9, link_efficiency=efficiency)
+    clu = Cluster(machines=32, nic_bandwidth=1.25e9, link_efficiency=efficiency,
+                  timeout_probability=timeouts, retransmit_timeout=1.0)
+    loss = 0.003 if timeouts else 0
     lines = []
     for w in workers:
         t = model.estimate(prof, clu, Config(n_replicas=w, mode=mode)).throughput
-        lines.append(f"r-{queue}-{mode},{queue},0,1.25e9,{mode},0,per-step,{cv},{w},1,128,"
+        lines.append(f"r-{queue}-{mode},{queue},{loss},1.25e9,{mode},0,per-step,{cv},{w},1,128,"
                      f"{t!r},0,100,1,1.0")
     return "\n".join(lines) + "\n"
 
@@ -70,6 +73,21 @@ def test_ns3_cells_calibration_recovers_the_generating_model():
     assert default.mean_error > 0.03
     sel = cells[("selected", "selected")]
     assert sel.mean_error < 0.01 and sel.coverage == 1.0
+
+
+def test_ns3_cells_lossy_regime_fits_the_timeouts():
+    """A lossy regime (loss_rate > 0) made by eq. 7 with q = 0.06 and 1 s stalls: the header's
+    min RTO is read, every candidate fits q first, and eq. 7 is recovered exactly."""
+    head = HEADER.replace("# job:", "# engine: TCP NewReno, min RTO 1 s\n# job:")
+    header, runs = parse_ns3(head + synthetic_csv(SyncCoarse("ps"), "sync", "fair", 0.9,
+                                                  timeouts=0.06))
+    assert header["min_rto"] == pytest.approx(1.0)
+    cells = {(c.model, c.stage): c for c in ns3_cells(runs=runs, header=header)}
+    cal = cells[("sync-ps", "calibrated")]
+    assert "timeout_probability=0.06" in cal.detail and "link_efficiency=0.9" in cal.detail
+    assert cal.max_error < 1e-9
+    sel = cells[("selected", "selected")]
+    assert sel.mean_error < 1e-9 and "sync-ps" in sel.detail
 
 
 def test_ns3_cells_lockstep_regime_selects_lockstep():

@@ -581,6 +581,9 @@ MATRIX_STEPS, MATRIX_WARMUP, MATRIX_BATCHES = 12, 2, 4
 MATRIX_ASYNC_STEPS = 40
 #: Compute-time spread of the main regimes (lognormal coefficient of variation).
 MATRIX_CV = 0.1
+#: Seeds of the committed matrix; a regime runs the first :func:`seed_count`
+#: of them (common random numbers across regimes).
+MATRIX_SEEDS = tuple(range(9))
 _GBPS = 1e9 / 8
 
 
@@ -620,11 +623,28 @@ def _regime_name(r: dict) -> str:
                      r["update"], f"cv{r['compute_cv']:g}"])
 
 
+def seed_count(r: dict) -> int:
+    """Seeded runs of a regime, enough for a standard error of a few percent at 1 worker.
+
+    Sync loss-free runs are nearly deterministic (0.2% standard error): 1.
+    Async runs (convoys, drift; 40 gradients per worker): 3.  Sync lossy runs
+    (12 steps, a 1 s timeout in about one step in eight): 9.  Async lossy: 3.
+    """
+    if r["mode"] == "async":
+        return 3
+    return 9 if r["loss_rate"] > 0 else 1
+
+
+def _regime_seeds(r: dict, seeds) -> tuple:
+    """The seeds run for regime ``r``: the first :func:`seed_count` of ``seeds``."""
+    return tuple(seeds)[:seed_count(r)]
+
+
 def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDATE,
                 workers=MATRIX_WORKERS, regimes=None, scale: float = MATRIX_SCALE,
                 steps: int = MATRIX_STEPS, warmup: int = MATRIX_WARMUP,
                 batches: int = MATRIX_BATCHES, seed: int = 0,
-                async_steps: int = MATRIX_ASYNC_STEPS):
+                async_steps: int = MATRIX_ASYNC_STEPS, seeds=None):
     """Yield one list of CSV rows (dicts of :data:`MATRIX_COLUMNS`) per regime.
 
     Parameters
@@ -643,11 +663,14 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
         (common random numbers across regimes).  ``steps`` is for sync regimes.
     async_steps : int
         Measured gradients per worker in async regimes.
+    seeds : sequence of int or None
+        Several seeds: each regime runs the first :func:`seed_count` of them;
+        rows seed by seed.  None: ``(seed,)`` for every regime.
 
     Yields
     ------
     list of dict
-        The rows of one regime, one per worker count.
+        The rows of one regime, one per seed and worker count.
     """
     from .. import zoo
 
@@ -655,7 +678,8 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
     for r in (matrix_regimes() if regimes is None else regimes):
         rows = []
         n_steps = async_steps if r["mode"] == "async" else steps
-        for k in workers:
+        for seed, k in ((s_, k_) for s_ in _regime_seeds(r, seeds or (seed,))
+                        for k_ in workers):
             res = simulate_ps_job_ns3(
                 job.model_bytes, r["bandwidth"], job.t_forward, job.t_backward, t_update, k,
                 mode=r["mode"], overlap=r["overlap"], queue=r["queue"],
@@ -673,7 +697,7 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
 
 
 def _header(profile, t_update, scale, steps, warmup, batches, seed, command, done, total,
-            async_steps=MATRIX_ASYNC_STEPS):
+            async_steps=MATRIX_ASYNC_STEPS, seeds=None):
     """The '#' comment lines of the matrix CSV."""
     from .. import zoo
 
@@ -694,7 +718,11 @@ def _header(profile, t_update, scale, steps, warmup, batches, seed, command, don
         "(batch means)",
         "# loss_rate: per-packet drop probability on every device (~2x end to end); "
         "compute times: lognormal factor of mean 1, cv compute_cv; bandwidth in bytes/s",
-        f"# seed={seed} for every run (common random numbers)",
+        (f"# seed={seed} for every run (common random numbers)" if not seeds or len(seeds) < 2
+         else f"# seeds: each regime runs the first 1 (sync loss-free), 3 (async) or 9 (sync "
+              f"lossy) of {','.join(map(str, seeds))} (common random numbers across regimes), "
+              "enough for a few percent of standard error; the matrix averages a "
+              "configuration's seeds"),
         f"# regenerate: {command}",
     ]
 
@@ -705,7 +733,7 @@ def generate_matrix(out_path, *, profile: str = "resnet50-pipedream", t_update=D
                     batches: int = MATRIX_BATCHES, seed: int = 0,
                     async_steps: int = MATRIX_ASYNC_STEPS,
                     command: str = "python -m perfmodel.placement.ns3_job --out FILE",
-                    log=None) -> int:
+                    log=None, seeds=None) -> int:
     """Run the matrix and write the CSV to ``out_path``, rewritten after every regime.
 
     The file is replaced atomically after each regime, its first comment line
@@ -715,7 +743,7 @@ def generate_matrix(out_path, *, profile: str = "resnet50-pipedream", t_update=D
     ----------
     out_path : str or path
         CSV file to write.
-    profile, t_update, workers, regimes, scale, steps, warmup, batches, seed, async_steps
+    profile, t_update, workers, regimes, scale, steps, warmup, batches, seed, async_steps, seeds
         As for :func:`matrix_rows`.
     command : str
         The command line recorded in the header as the way to regenerate.
@@ -734,13 +762,13 @@ def generate_matrix(out_path, *, profile: str = "resnet50-pipedream", t_update=D
     started = _time.perf_counter()
     gen = matrix_rows(profile, t_update=t_update, workers=workers, regimes=regimes,
                       scale=scale, steps=steps, warmup=warmup, batches=batches, seed=seed,
-                      async_steps=async_steps)
+                      async_steps=async_steps, seeds=seeds)
     for i, group in enumerate(gen, 1):
         rows.extend(group)
         tmp = f"{out_path}.tmp"
         with open(tmp, "w", newline="") as fh:
             for line in _header(profile, t_update, scale, steps, warmup, batches, seed,
-                                command, i, len(regimes), async_steps):
+                                command, i, len(regimes), async_steps, seeds):
                 fh.write(line + "\n")
             writer = csv.DictWriter(fh, fieldnames=MATRIX_COLUMNS, lineterminator="\n")
             writer.writeheader()
@@ -762,7 +790,9 @@ def main(argv=None) -> int:
     p.add_argument("--async-steps", type=int, default=MATRIX_ASYNC_STEPS,
                    help="async gradients per worker measured")
     p.add_argument("--warmup", type=int, default=MATRIX_WARMUP)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", default=",".join(map(str, MATRIX_SEEDS)),
+                   help="comma-separated seeds; each regime runs the first 1 (sync loss-free), "
+                        "3 (async) or 9 (sync lossy) of them (default: %(default)s)")
     p.add_argument("--workers", default=",".join(map(str, MATRIX_WORKERS)),
                    help="comma-separated worker counts")
     a = p.parse_args(argv)
@@ -772,6 +802,12 @@ def main(argv=None) -> int:
         print(f"error: --workers: expected comma-separated integers, got {a.workers!r}",
               file=sys.stderr)
         return 2
+    try:
+        seeds = tuple(int(x) for x in a.seeds.split(","))
+    except ValueError:
+        print(f"error: --seeds: expected comma-separated integers, got {a.seeds!r}",
+              file=sys.stderr)
+        return 2
     if not available():
         print(f"error: {_ns3.INSTALL_HINT}", file=sys.stderr)
         return 2
@@ -779,7 +815,8 @@ def main(argv=None) -> int:
                        + (argv if argv is not None else sys.argv[1:]))
     try:
         n = generate_matrix(a.out, workers=workers, scale=a.scale, steps=a.steps,
-                            warmup=a.warmup, seed=a.seed, async_steps=a.async_steps,
+                            warmup=a.warmup, seed=seeds[0], seeds=seeds,
+                            async_steps=a.async_steps,
                             command=command,
                             log=lambda s: print(s, flush=True))
     except SpecError as err:
