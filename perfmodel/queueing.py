@@ -944,7 +944,8 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
             return "ps", x_p, r_p, rho, x_f, x_p, used
         return "fcfs", x_f, r_f, rho, x_f, x_p, used
 
-    links, x, r, rho, x_f, x_p, used = run(compute + stall if stall else compute)
+    cycle_delay = compute + stall if stall else compute   # the stall: a delay of its own
+    links, x, r, rho, x_f, x_p, used = run(cycle_delay)
     if overlap:
         t_up, t_down = p * r[:, 0], p * r[:, 2]
         fwd = np.maximum(0.0, types[:, 0] - t_down)
@@ -954,8 +955,7 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
             delay = delay + stall
         links, x, r, rho, x_f, x_p, used = run(delay)
     else:
-        fwd, bwd = types[:, 0], types[:, 1]
-        delay = compute + stall if stall else compute
+        fwd, bwd, delay = types[:, 0], types[:, 1], cycle_delay
 
     per_worker = x / pops                                      # (T,)
     cycle = delay + (r * p).sum(axis=1)
