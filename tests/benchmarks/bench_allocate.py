@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import time
 
 import numpy as np
@@ -42,6 +41,7 @@ import numpy as np
 from optimizer.allocate import Job, allocate, throughput_curve
 from perfmodel.errors import Infeasible
 from perfmodel.specs import Cluster
+from _timing import median_seconds
 
 JOBS = (4, 16, 64)
 MACHINES = (32, 128, 512)
@@ -64,16 +64,6 @@ def synthetic_jobs(n_jobs: int, machines: int, rng: np.random.Generator,
     return jobs
 
 
-def timed(fn, repeats: int):
-    """(median seconds, last result) over ``repeats`` calls."""
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
 def run_case(n_jobs: int, machines: int, objective: str, repeats: int, seed: int,
              solver: str | None) -> dict:
     rng = np.random.default_rng(seed)
@@ -84,8 +74,8 @@ def run_case(n_jobs: int, machines: int, objective: str, repeats: int, seed: int
     curves = [throughput_curve(job, cluster, machines) for job in jobs]
     t_curves = time.perf_counter() - start
     common = dict(objective=objective, curves=curves)
-    t_exact, exact = timed(lambda: allocate(jobs, cluster, method="exact", **common), repeats)
-    t_relax, relax = timed(lambda: allocate(jobs, cluster, method="relaxed", solver=solver,
+    t_exact, exact = median_seconds(lambda: allocate(jobs, cluster, method="exact", **common), repeats)
+    t_relax, relax = median_seconds(lambda: allocate(jobs, cluster, method="relaxed", solver=solver,
                                             **common), repeats)
     exact_gap = abs(relax.value - exact.value) / abs(exact.value)
     return {"J": n_jobs, "N": machines, "objective": objective, "curves": t_curves,

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import sys
-import time
 
 import numpy as np
 
 from perfmodel.coarse import sync_step_time
+from _timing import median_seconds
 
 # A ResNet-50-like worker: 97.49 MB of FP32 parameters, 60 ms forward, 120 ms
 # backward, 5 ms update on the parameter server.
@@ -70,16 +69,6 @@ def python_loop(workers, bandwidths, sharing, overlap):
             out.append(reference_sync_step_time(MODEL_BYTES, b, T_FORWARD, T_BACKWARD, T_UPDATE,
                                                 k, sharing, overlap))
     return out
-
-
-def median_seconds(fn, repeats):
-    times = []
-    result = None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def main(argv=None) -> int:

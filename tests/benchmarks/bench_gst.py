@@ -26,22 +26,12 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import sys
-import time
 
 import numpy as np
 
 from perfmodel.gst import expected_epoch_time, monte_carlo_epoch_time
-
-
-def median_seconds(fn, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+from _timing import median_seconds
 
 
 def main(argv=None) -> int:

@@ -27,27 +27,16 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import sys
-import time
 
 import numpy as np
 
 from perfmodel import queueing as q
+from _timing import median_seconds
 
 # The running example: 100 MB model on 10 Gbps links (M/B = 80 ms), 5 ms update.
 M, B, TS = 100e6, 1.25e9, 0.005
 LINK = M / B
-
-
-def timed(fn, repeats: int) -> tuple[float, object]:
-    """Median wall time (s) of ``fn()`` over ``repeats`` runs, and its last result."""
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def network(delays: np.ndarray):
@@ -70,12 +59,12 @@ def main(argv=None) -> int:
     # 1. homogeneous K = 1000
     k = 1000
     service, disc = network(np.array([0.3]))
-    t_mva, res = timed(lambda: q.mva([0.3], service, [k], disc), r)
+    t_mva, res = median_seconds(lambda: q.mva([0.3], service, [k], disc), r)
     z, s, n, fcfs, cp, gamma = q._check_network([0.3], service, [k], disc, None,
                                                 "deterministic")
-    t_vec, (x_vec, _) = timed(lambda: q._exact_levels(z, s, n, fcfs, cp, gamma), r)
+    t_vec, (x_vec, _) = median_seconds(lambda: q._exact_levels(z, s, n, fcfs, cp, gamma), r)
     assert abs(x_vec.sum() / res.total_throughput - 1) < 1e-12
-    t_solve, sol = timed(lambda: q.async_solve(M, B, 0.1, 0.2, TS, k), r)
+    t_solve, sol = median_seconds(lambda: q.async_solve(M, B, 0.1, 0.2, TS, k), r)
     print(f"homogeneous K = {k} ({res.states} population vectors):")
     print(f"  exact MVA, one-class loop        {1e3 * t_mva:9.3f} ms   X = "
           f"{res.total_throughput:.4f} steps/s")
@@ -89,8 +78,8 @@ def main(argv=None) -> int:
     tf16 = rng.uniform(0.02, 0.3, 16)
     delays16 = 3 * tf16
     service16, _ = network(delays16)
-    t16, res16 = timed(lambda: q.mva(delays16, service16, None, disc), r)
-    t16s, sol16 = timed(lambda: q.async_solve(M, B, tf16, 2 * tf16, TS, 16), r)
+    t16, res16 = median_seconds(lambda: q.mva(delays16, service16, None, disc), r)
+    t16s, sol16 = median_seconds(lambda: q.async_solve(M, B, tf16, 2 * tf16, TS, 16), r)
     print(f"16 workers of 16 types ({res16.states} population vectors):")
     print(f"  exact MVA (FCFS network)         {1e3 * t16:9.3f} ms")
     print(f"  async_solve (hybrid, eq. 5)      {1e3 * t16s:9.3f} ms   "
@@ -107,8 +96,8 @@ def main(argv=None) -> int:
             svc, _ = network(delays)
             types, inverse, pops = np.unique(delays, return_inverse=True, return_counts=True)
             reps = max(1, r if kk <= 12 else 3)
-            tb, rb = timed(lambda: q.mva_binary(delays, svc, disc), reps)
-            ta, ra = timed(lambda: q.mva(types, svc[:len(types)], pops, disc), reps)
+            tb, rb = median_seconds(lambda: q.mva_binary(delays, svc, disc), reps)
+            ta, ra = median_seconds(lambda: q.mva(types, svc[:len(types)], pops, disc), reps)
             assert abs(rb.total_throughput / ra.total_throughput - 1) < 1e-11
             print(f"  {kk:>3} {len(types):>5} {2 ** kk:>11,} {ra.states:>12,} "
                   f"{1e3 * tb:>11.3f} {1e3 * ta:>9.3f} {tb / ta:>8.1f}x")
@@ -123,7 +112,7 @@ def main(argv=None) -> int:
         for name, fn in (("linearizer", q.mva_linearizer), ("schweitzer", q.mva_schweitzer)):
             if name == "linearizer" and kk > q.MAX_LINEARIZER_TYPES:
                 continue
-            t, res_a = timed(lambda: fn(delays, svc, None, disc), 3)
+            t, res_a = median_seconds(lambda: fn(delays, svc, None, disc), 3)
             err = "" if exact is None else \
                 f"   error {100 * (res_a.total_throughput / exact - 1):+.3f} %"
             print(f"  K = {kk:>4} {name:<11} {1e3 * t:9.3f} ms{err}")

@@ -29,19 +29,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
-import time
 
 from perfmodel.sweep import Grid, sweep
-
-
-def median_seconds(fn, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+from _timing import median_seconds
 
 
 def main(argv=None):
