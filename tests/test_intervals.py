@@ -200,32 +200,22 @@ def _zoo_job():
     return zoo.profile(RESNET), zoo.cluster("aws-p3.2xlarge")
 
 
-def test_predict_sim_replications_prints_the_interval(capsys):
-    code, out, _ = run(capsys, "predict", "--model", "sim", "--replications", "3", "--jitter",
-                       "0.1", "--workers", "2", "--format", "json")
+@pytest.mark.parametrize("flags, model, workers, words", [
+    (("--model", "sim", "--replications", "3", "--jitter", "0.1"),
+     lambda: TraceSim(replications=3, jitter=0.1), 2, ("throughput_low", "replications")),
+    (("--model", "gst", "--interval", "iteration", "--cv", "0.05"),
+     lambda: GST(cv=0.05, interval="iteration"), 4, ("throughput_high", "single iterations")),
+])
+def test_predict_prints_the_models_own_interval(capsys, flags, model, workers, words):
+    """The simulator's replications and GST's single-iteration range reach JSON and the table."""
+    code, out, _ = run(capsys, "predict", *flags, "--workers", str(workers), "--format", "json")
     assert code == 0
     (record,) = json.loads(out)
     profile, cluster = _zoo_job()
-    est = TraceSim(replications=3, jitter=0.1).estimate(profile, cluster,
-                                                        Config(n_replicas=2, n_ps=1))
+    est = model().estimate(profile, cluster, Config(n_replicas=workers, n_ps=1))
     assert record["throughput_interval"] == pytest.approx(list(est.throughput_interval))
-    code, out, _ = run(capsys, "predict", "--model", "sim", "--replications", "3", "--jitter",
-                       "0.1", "--workers", "2")
-    assert code == 0 and "throughput_low" in out and "replications" in out
-
-
-def test_predict_gst_interval_prints_the_iteration_range(capsys):
-    code, out, _ = run(capsys, "predict", "--model", "gst", "--interval", "iteration", "--cv",
-                       "0.05", "--workers", "4", "--format", "json")
-    assert code == 0
-    (record,) = json.loads(out)
-    profile, cluster = _zoo_job()
-    est = GST(cv=0.05, interval="iteration").estimate(profile, cluster,
-                                                      Config(n_replicas=4, n_ps=1))
-    assert record["throughput_interval"] == pytest.approx(list(est.throughput_interval))
-    code, out, _ = run(capsys, "predict", "--model", "gst", "--interval", "iteration", "--cv",
-                       "0.05", "--workers", "4")
-    assert code == 0 and "throughput_high" in out and "single iterations" in out
+    code, out, _ = run(capsys, "predict", *flags, "--workers", str(workers))
+    assert code == 0 and all(w in out for w in words)
 
 
 @pytest.mark.parametrize("argv, flag", [
