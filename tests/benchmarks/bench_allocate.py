@@ -33,7 +33,9 @@ the curves through ``optimizer.search``, which is timed apart as "curves").
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import sys
 import time
 
 import numpy as np
@@ -41,7 +43,9 @@ import numpy as np
 from optimizer.allocate import Job, allocate, throughput_curve
 from perfmodel.errors import Infeasible
 from perfmodel.specs import Cluster
-from _timing import median_seconds
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from _timing import median_seconds  # noqa: E402
 
 JOBS = (4, 16, 64)
 MACHINES = (32, 128, 512)

@@ -20,13 +20,16 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 
 import numpy as np
 
 from perfmodel.coarse import sync_step_time
-from _timing import median_seconds
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from _timing import median_seconds  # noqa: E402
 
 # A ResNet-50-like worker: 97.49 MB of FP32 parameters, 60 ms forward, 120 ms
 # backward, 5 ms update on the parameter server.

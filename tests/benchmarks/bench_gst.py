@@ -25,13 +25,16 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 
 import numpy as np
 
 from perfmodel.gst import expected_epoch_time, monte_carlo_epoch_time
-from _timing import median_seconds
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from _timing import median_seconds  # noqa: E402
 
 
 def main(argv=None) -> int:

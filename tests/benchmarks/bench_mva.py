@@ -26,13 +26,16 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 
 import numpy as np
 
 from perfmodel import queueing as q
-from _timing import median_seconds
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from _timing import median_seconds  # noqa: E402
 
 # The running example: 100 MB model on 10 Gbps links (M/B = 80 ms), 5 ms update.
 M, B, TS = 100e6, 1.25e9, 0.005

@@ -29,9 +29,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 
 from perfmodel.sweep import Grid, sweep
-from _timing import median_seconds
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from _timing import median_seconds  # noqa: E402
 
 
 def main(argv=None):
