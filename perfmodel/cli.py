@@ -903,7 +903,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lossy", action="store_true",
                    help="with --measurements: the link drops packets, so every model first fits "
                         "the chance that a message stalls for one retransmission timeout (the "
-                        "cluster's retransmit_timeout, default 200 ms)")
+                        "cluster's retransmit_timeout, default 200 ms); a step_time_std column "
+                        "in the CSV holds it near what the runs' spread implies")
 
     sw = sub.add_parser("sweep", help="evaluate a grid of configurations on a process pool or "
                                       "a Dask cluster into a resumable CSV/JSONL/Parquet table")

@@ -62,7 +62,7 @@ from .specs import Cluster, Config, Profile
 
 __all__ = [
     "SHARINGS", "ALGORITHMS", "SYNC_PHASES", "ALLREDUCE_PHASES", "ARCHITECTURES",
-    "sync_phases", "sync_step_time", "timeout_stall",
+    "sync_phases", "sync_step_time", "timeout_stall", "timeout_probability_from_spread",
     "allreduce_phases", "allreduce_step_time",
     "hierarchical_step_time",
     "SyncCoarse", "AllReduceCoarse", "check_data_parallel_inputs",
@@ -278,6 +278,83 @@ def timeout_stall(probability, timeout, messages, hidden):
     a = np.asarray(hidden, dtype=float)
     exposed = np.where(a <= r, r - a / 2.0, r * r / (2.0 * np.maximum(a, r)))
     out = (1.0 - (1.0 - q) ** np.asarray(messages, dtype=float)) * exposed
+    return float(out) if out.ndim == 0 else out
+
+
+def timeout_probability_from_spread(step_time_std, timeout, messages, compute_std=0.0):
+    """The timeout probability q that explains a measured spread of step times (ours).
+
+    On a lossy link a timeout and a slower link both just lengthen a step,
+    so a step's mean cannot tell them apart (issue 10: from 1 and 2 workers
+    the calibration trades one for the other).  Their spread can: a slower
+    link lengthens every step a little, a timeout lengthens a few steps by
+    a whole ``r``.  A step has two transfer phases (push and pull), each
+    stalled by ``r`` with probability ``pi = 1 - (1 - q)**n`` (one of its
+    ``n`` messages stalls, :func:`timeout_stall` with nothing hidden), so the
+    stalls add ``2 pi (1 - pi) r**2`` to the variance of the step time.  The
+    moment estimator solves
+
+        step_time_std**2 - compute_std**2 = 2 pi (1 - pi) r**2
+
+    for ``pi`` (the smaller root; an excess above ``r**2 / 2`` gives
+    ``pi = 1/2``, none gives 0) and returns ``q = 1 - (1 - pi)**(1 / n)``.
+
+    Exact for one worker, where nothing hides a stall; with more workers
+    the others' bytes hide part of it (:func:`timeout_stall`) and the
+    estimate is low, so :func:`perfmodel.select.select_model` uses the
+    measurement with the fewest workers.  A dozen stalls measure the
+    variance to about +-50% (stall counts are Poisson, and back-to-back
+    timeouts make them clump), so the selection treats the estimate as a
+    band (:data:`perfmodel.select.SPREAD_BAND`), not a value.
+
+    Parameters
+    ----------
+    step_time_std : float or array_like, s
+        Standard deviation of one worker's step time (sync: the step;
+        async: the worker's own cycle), >= 0.
+    timeout : float or array_like, s
+        r, the length of one stall (``Cluster.retransmit_timeout``), > 0.
+    messages : int or array_like
+        n, the messages of one phase that can stall the step: K workers
+        times the servers (sync), the servers (async, one worker's cycle).
+    compute_std : float or array_like, s
+        The spread the step has without loss (the compute time's, e.g.
+        ``compute_cv * (t_forward + t_backward)``), >= 0.
+
+    Returns
+    -------
+    float or ndarray
+        q in [0, 1 - 0.5**(1/n)].
+
+    Raises
+    ------
+    SpecError
+        Naming the argument: negative spreads, a timeout <= 0, messages < 1.
+
+    Examples
+    --------
+    One worker, one server, a 1 s timeout, a variance of 0.18 s^2 beyond the
+    compute's: ``2 pi (1 - pi) = 0.18``, so ``pi = q = 0.1``.
+
+    >>> round(timeout_probability_from_spread(0.18 ** 0.5, 1.0, 1), 6)
+    0.1
+    >>> round(timeout_probability_from_spread((0.18 + 0.16) ** 0.5, 1.0, 1, compute_std=0.4), 6)
+    0.1
+    >>> timeout_probability_from_spread(0.1, 1.0, 1, compute_std=0.2)   # no excess
+    0.0
+
+    References
+    ----------
+    Ours (issue 10); the stall model is :func:`timeout_stall`'s.
+    """
+    sd = _c._checked("step_time_std", step_time_std)
+    r = _c._checked("timeout", timeout, positive=True)
+    n = _c._checked("messages", messages, minimum=1, integer=True)
+    c = _c._checked("compute_std", compute_std)
+    excess = np.maximum(sd * sd - c * c, 0.0) / (r * r)
+    half = np.minimum(excess / 2.0, 0.25)            # pi (1 - pi)
+    pi = 0.5 * (1.0 - np.sqrt(1.0 - 4.0 * half))
+    out = 1.0 - (1.0 - pi) ** (1.0 / n)
     return float(out) if out.ndim == 0 else out
 
 

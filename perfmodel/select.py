@@ -56,7 +56,15 @@ Regime validity (named options of :func:`select_model`)
   is exposed minus what the other workers' bytes hide
   (:func:`perfmodel.coarse.timeout_stall`), in an async step it delays the
   worker itself (:func:`perfmodel.queueing.async_stall_time`); the simulator
-  draws the stalls.
+  draws the stalls.  From one or two configurations a timeout and a slower
+  link both just lengthen a step, so the two trade along a ridge; when the
+  measurements give the spread of the step time (``step_time_std``),
+  :func:`spread_timeouts` reads q off it (a timeout lengthens a few steps by
+  a whole RTO, a slower link every step a little) and every candidate's q is
+  held within a factor :data:`SPREAD_BAND` of that estimate, its grid values
+  in the band ordered nearest first (:func:`timeout_band`); the means then
+  fit the efficiency.  On the ns-3 matrix this took the sync lossy regimes
+  from 11.0% to 4.7% mean error (README).
 * A candidate outside its regime is chosen only when no candidate is valid.
 
 Error bars
@@ -110,7 +118,7 @@ from .errors import Infeasible, PerfModelError, SpecError
 from .result import Estimate
 from .specs import Cluster, Config, Profile
 
-__all__ = ["FAMILIES", "LOCKSTEP_CV", "Candidate", "LockStep", "BlockTrace", "default_candidates",
+__all__ = ["FAMILIES", "LOCKSTEP_CV", "SPREAD_BAND", "spread_timeouts", "timeout_band", "Candidate", "LockStep", "BlockTrace", "default_candidates",
            "interval_halfwidth", "Calibrated", "Score", "Selection", "choose",
            "calibrate_candidate", "select_model"]
 
@@ -134,6 +142,13 @@ _TIMEOUT = (0.0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0
 #: The simulator's coarser grid of q.
 _SIM_TIMEOUT = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3)
 #: Seed 003 Sec. 4.2.1's rho_T grid, its AWS value 0.6 first.
+#: How far (a factor either way) a candidate's timeout probability may stray from
+#: the step-time spread's estimate: a spread measured over a dozen stalls is known
+#: to about +-50% (Poisson counts that clump), so a factor 2 is about two standard
+#: errors.  On the ns-3 matrix's lossy regimes 2 and 3 did about as well (4.7% and
+#: 5.1% sync mean error), the estimate itself (factor 1) worse (7.2%).
+SPREAD_BAND = 2.0
+
 _RHO = (0.6, 0.5, 0.7, 0.4, 0.8, 0.3, 0.9, 0.2, 1.0, 0.1)
 
 
@@ -392,6 +407,76 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
                                  _with_loss({"link_efficiency": _SIM_EFFICIENCY}, lossy,
                                             _SIM_TIMEOUT), (mode,), links=links))
     return tuple(out)
+
+
+def spread_timeouts(profile: Profile, cluster: Cluster, measurements, *,
+                    mode: str | None = None):
+    """The timeout probability the measured step-time spread implies, or None.
+
+    Uses the measurement with the fewest workers among those with a
+    ``step_time_std`` and at least one server (the fewest workers hide a stall
+    least; :func:`perfmodel.coarse.timeout_probability_from_spread` is exact
+    for one).  The spread without loss is the compute's,
+    ``cluster.compute_cv * (t_forward + t_backward)`` at the measurement's
+    batch; a sync step's phase has ``workers * n_ps`` messages, an async
+    worker's ``n_ps``.
+
+    Parameters
+    ----------
+    profile : Profile
+    cluster : Cluster
+        Its ``retransmit_timeout`` and ``compute_cv`` are read.
+    measurements : sequence of perfmodel.tuning.Measurement
+    mode : {"sync", "async"} or None
+        For measurements without a mode (default sync).
+
+    Returns
+    -------
+    (float, Measurement) or None
+        q and the measurement it was read from; None when no measurement
+        has a spread.
+    """
+    from .coarse import timeout_probability_from_spread
+    from .tuning import _measured_profile
+
+    usable = [m for m in measurements if m.step_time_std is not None and m.n_ps >= 1]
+    if not usable:
+        return None
+    m = min(usable, key=lambda m: (m.workers, m.line))
+    prof = _measured_profile(profile, m)
+    mode = m.mode or mode or "sync"
+    messages = m.n_ps * (m.workers if mode == "sync" else 1)
+    q = timeout_probability_from_spread(m.step_time_std, cluster.retransmit_timeout, messages,
+                                        cluster.compute_cv * (prof.t_forward + prof.t_backward))
+    return float(q), m
+
+
+def timeout_band(candidate: Candidate, probability: float,
+                 band: float = SPREAD_BAND) -> Candidate:
+    """The candidate with its timeout probabilities held near ``probability``.
+
+    Its grid's values within a factor ``band`` of ``probability``, and
+    ``probability`` itself (rounded to 4 decimals), nearest first: a fit on
+    one point (a LOO fold) takes the estimate, a fit on two chooses in the
+    band (``band=math.inf``: the whole grid, nearest first).  A candidate that does not fit q is returned unchanged; an
+    estimate of 0 (no spread beyond the compute's) holds q at 0.
+
+    Raises
+    ------
+    SpecError
+        ``probability`` outside [0, 1] or ``band`` < 1.
+    """
+    if not (0.0 <= probability <= 1.0):
+        raise SpecError("probability", f"must be in [0, 1], got {probability!r}")
+    if not (isinstance(band, (int, float)) and band >= 1.0):
+        raise SpecError("band", f"must be a number >= 1, got {band!r}")
+    grid = dict(candidate.grid)
+    if "timeout_probability" not in grid:
+        return candidate
+    q = round(float(probability), 4)
+    inside = {x for x in grid["timeout_probability"] if q / band <= x <= q * band} if q else set()
+    grid["timeout_probability"] = tuple(sorted(inside | {q}, key=lambda x: (abs(x - q), x)))
+    return dataclasses.replace(candidate, grid=grid)
 
 
 # --------------------------------------------------------------------------
@@ -696,11 +781,16 @@ class Selection:
         Every candidate's validity and LOO error, in candidate order.
     calibrated : tuple of Calibrated or None
         Every candidate calibrated (None where it failed), in candidate order.
+    spread_timeout : float or None
+        The timeout probability read off the step-time spread
+        (:func:`spread_timeouts`) that held every candidate's q near it;
+        None when none was used.
     """
 
     chosen: Calibrated
     scores: tuple
     calibrated: tuple
+    spread_timeout: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready summary."""
@@ -709,6 +799,7 @@ class Selection:
         return {"chosen": self.chosen.name, "why": self.chosen.why,
                 "calibration": dict(self.chosen.overrides),
                 "halfwidth": self.chosen.halfwidth, "level": self.chosen.level,
+                "spread_timeout": self.spread_timeout,
                 "candidates": [dict(dataclasses.asdict(s), loo_error=num(s.loo_error))
                                for s in self.scores]}
 
@@ -728,7 +819,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  overlap: bool = False, compute_cv: float | None = None,
                  link_sharing: str | None = None, lockstep_cv: float = LOCKSTEP_CV,
                  level: float = 0.9, tolerance: float = 0.01,
-                 extrapolation: str = "linear", lossy: bool | None = False) -> Selection:
+                 extrapolation: str = "linear", lossy: bool | None = False,
+                 spread_band: float = SPREAD_BAND) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -761,6 +853,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     lossy : bool or None
         For the default candidates: the link drops packets (True), does not
         (False, default) or unknown (None); see :func:`default_candidates`.
+        Unless False, measurements with a ``step_time_std`` hold every
+        candidate's timeout probability within ``spread_band`` of the one
+        the spread implies (:func:`spread_timeouts`, :func:`timeout_band`).
+    spread_band : float
+        That factor, >= 1 (default :data:`SPREAD_BAND`; ``math.inf`` keeps
+        every grid value, the estimate first: with calibration points far
+        apart, e.g. 1 and 12 workers, the means alone separate q from the
+        efficiency, and the band then costs a little, see the README).
 
     Returns
     -------
@@ -788,10 +888,15 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if compute_cv is None:
         compute_cv = getattr(cluster, "compute_cv", None)
     lockstep_cv = _check_width("lockstep_cv", lockstep_cv)
+    if not (isinstance(spread_band, (int, float)) and spread_band >= 1.0):
+        raise SpecError("spread_band", f"must be a number >= 1, got {spread_band!r}")
     cands = tuple(default_candidates(mode, overlap=overlap, lossy=lossy) if candidates is None
                   else candidates)
     if not cands:
         raise SpecError("candidates", "needs at least one candidate")
+    spread = spread_timeouts(profile, cluster, ms, mode=mode) if lossy is not False else None
+    if spread is not None:
+        cands = tuple(timeout_band(c, spread[0], spread_band) for c in cands)
     scores, fitted = [], []
     for cand in cands:
         valid, reason = _validity(cand, mode, compute_cv, link_sharing, lockstep_cv)
@@ -805,5 +910,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                                 len(cand.grid)))
             fitted.append(None)
     pick, why = choose(scores, tolerance=tolerance)
+    if spread is not None:
+        why += (f"; timeout probability held near {spread[0]:.3g}, the step-time spread's "
+                f"at {spread[1].workers} worker{'s' if spread[1].workers > 1 else ''}")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation)
-    return Selection(chosen, tuple(scores), tuple(fitted))
+    return Selection(chosen, tuple(scores), tuple(fitted),
+                     None if spread is None else spread[0])

@@ -28,17 +28,26 @@ Measurement CSV
 A header line, then one measured configuration per line; blank lines and lines
 starting with ``#`` are skipped; column order is free; names are case-insensitive.
 
-=============  =========  =====================================================
-column         required   meaning
-=============  =========  =====================================================
-``workers``    yes        data-parallel workers K (``Config.n_replicas``), >= 1
-``n_ps``       yes        parameter servers (``Config.n_ps``), >= 0
-``bandwidth``  yes        NIC line rate; unit strings (``10Gbps``, ``1.25GB/s``)
-                          or a plain number in bytes/s
-``throughput`` yes        measured training throughput, samples/s (all workers)
-``batch_size`` no         samples per worker per step (default: the profile's)
-``mode``       no         ``sync`` or ``async`` (``Config.mode``; default sync)
-=============  =========  =====================================================
+=================  =========  =================================================
+column             required   meaning
+=================  =========  =================================================
+``workers``        yes        data-parallel workers K (``Config.n_replicas``),
+                              >= 1
+``n_ps``           yes        parameter servers (``Config.n_ps``), >= 0
+``bandwidth``      yes        NIC line rate; unit strings (``10Gbps``,
+                              ``1.25GB/s``) or a plain number in bytes/s
+``throughput``     yes        measured training throughput, samples/s (all
+                              workers)
+``batch_size``     no         samples per worker per step (default: the
+                              profile's)
+``mode``           no         ``sync`` or ``async`` (``Config.mode``; default
+                              sync)
+``step_time_std``  no         standard deviation of one worker's step time
+                              (sync: the step; async: its own cycle), seconds
+                              or a unit string (``250ms``); on a lossy link it
+                              identifies the timeout probability
+                              (:func:`perfmodel.select.spread_timeouts`)
+=================  =========  =================================================
 
 Example::
 
@@ -105,7 +114,7 @@ __all__ = ["Measurement", "MEASUREMENT_COLUMNS", "OBJECTIVES", "RHO_GRID", "pars
 #: CSV columns: name -> required.
 MEASUREMENT_COLUMNS: dict[str, bool] = {
     "workers": True, "n_ps": True, "bandwidth": True, "throughput": True,
-    "batch_size": False, "mode": False,
+    "batch_size": False, "mode": False, "step_time_std": False,
 }
 
 #: Objectives over relative throughput errors ``|predicted - measured| / measured``.
@@ -156,6 +165,16 @@ def _positive(field: str, value, unit: str) -> float:
     return number
 
 
+def _nonnegative(field: str, value, unit: str) -> float:
+    try:
+        number = units.parse(value.strip() if isinstance(value, str) else value, unit)
+    except SpecError as err:
+        raise err.within(field) from None
+    if not math.isfinite(number) or number < 0:
+        _bad(field, f"expected a finite number >= 0, got {value!r}")
+    return number
+
+
 @dataclass(frozen=True)
 class Measurement:
     """One measured configuration and its throughput (SI units).
@@ -176,6 +195,11 @@ class Measurement:
         Synchronisation; None: ``Config``'s default (sync).
     line : int
         Line in the CSV file (0 when not read from a file).
+    step_time_std : float or None, s
+        Standard deviation of one worker's step time (sync: the step; async:
+        the worker's own cycle); None: not measured.  On a lossy link its
+        excess over the compute's spread identifies the timeout probability
+        (:func:`perfmodel.coarse.timeout_probability_from_spread`).
 
     Raises
     ------
@@ -190,6 +214,7 @@ class Measurement:
     batch_size: int | None = None
     mode: str | None = None
     line: int = 0
+    step_time_std: float | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -205,6 +230,8 @@ class Measurement:
                 _bad("mode", f"expected 'sync' or 'async', got {self.mode!r}")
             set_(self, "mode", mode)
         set_(self, "line", _int("line", self.line, 0))
+        if self.step_time_std is not None:
+            set_(self, "step_time_std", _nonnegative("step_time_std", self.step_time_std, "s"))
 
     @property
     def label(self) -> str:

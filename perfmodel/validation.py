@@ -310,6 +310,7 @@ _T_UPDATE = re.compile(r"t_update\s*[=:]\s*([0-9.eE+-]+\s*[a-zA-Zµ]*)")
 _BLOCKS = re.compile(r"overlap in (\d+) blocks")
 _WARMUP = re.compile(r"after warmup=(\d+)")
 _MIN_RTO = re.compile(r"min RTO ([0-9.eE+-]+\s*[a-zA-Zµ]+)")
+_BATCHES = re.compile(r"over (\d+) equal batches")
 
 
 def parse_ns3(text: str, source: str = "ns3_matrix.csv") -> tuple[dict, list[NS3Run]]:
@@ -346,6 +347,9 @@ def parse_ns3(text: str, source: str = "ns3_matrix.csv") -> tuple[dict, list[NS3
             warm = _WARMUP.search(raw)
             if warm:
                 header["warmup"] = int(warm.group(1))
+            batches = _BATCHES.search(raw)
+            if batches:
+                header["batches"] = int(batches.group(1))
             rto = _MIN_RTO.search(raw)
             if rto:
                 try:
@@ -451,8 +455,29 @@ def _ns3_models(mode: str, overlap: bool, blocks: int = 4, horizon: tuple = (40,
     return cands
 
 
-def _mean_by_workers(runs) -> list:
-    """One measurement per worker count (seeds averaged), sorted by workers."""
+def _step_time_std(rs, batches: int) -> float:
+    """One worker's step-time spread from the runs' batch-means spread (seeds pooled).
+
+    A batch of the measured window holds ``m = steps / batches`` steps per
+    worker; its throughput's relative spread ``s / X`` is the batch
+    duration's, so a step's variance is ``m (s / X)**2 T**2`` (sync, T the
+    step), and ``m K (s / X)**2 T**2`` for async, whose K workers' cycles
+    average within a batch (exact for one worker).
+    """
+    var = []
+    for r in rs:
+        step = r.workers * r.batch_size / r.throughput
+        per_batch = r.steps / batches * (r.workers if r.mode == "async" else 1)
+        var.append(per_batch * (r.throughput_std / r.throughput * step) ** 2)
+    return float(np.sqrt(np.mean(var)))
+
+
+def _mean_by_workers(runs, batches: int | None = None) -> list:
+    """One measurement per worker count (seeds averaged), sorted by workers.
+
+    With ``batches`` (the header's batch count of ``throughput_std``) each
+    measurement carries ``step_time_std`` (:func:`_step_time_std`).
+    """
     from .tuning import Measurement
 
     by_w: dict[int, list] = {}
@@ -461,9 +486,10 @@ def _mean_by_workers(runs) -> list:
     out = []
     for w in sorted(by_w):
         rs = by_w[w]
+        spread = _step_time_std(rs, batches) if batches else None
         out.append(Measurement(w, rs[0].n_ps, rs[0].bandwidth,
                                float(np.mean([r.throughput for r in rs])), rs[0].batch_size,
-                               rs[0].mode))
+                               rs[0].mode, step_time_std=spread))
     return out
 
 
@@ -494,7 +520,8 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         A bad file, or no ``t_update`` in its header when ``profile`` is not given.
     """
     from . import zoo
-    from .select import Score, calibrate_candidate, choose, _validity, LOCKSTEP_CV
+    from .select import (LOCKSTEP_CV, Score, _validity, calibrate_candidate, choose,
+                         spread_timeouts, timeout_band)
     from .tuning import predict_measurements
 
     if runs is None:
@@ -510,7 +537,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
     cells = []
     for key, rs in groups.items():
         first = rs[0]
-        ms = _mean_by_workers(rs)
+        ms = _mean_by_workers(rs, header.get("batches"))
         train = [m for m in ms if m.workers in train_workers]
         test = [m for m in ms if m.workers not in train_workers]
         if len(train) < 2 or not test:
@@ -536,8 +563,14 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         # sync per gradient); a sync step's single aggregated update is the same either way
         per_gradient = first.mode == "async" or first.update == "per_gradient"
         cpu = header.get("server_cpu", "own") if per_gradient else "own"
+        lossy = first.loss_rate > 0
+        # on a lossy link the calibration runs' step-time spread holds q near its estimate,
+        # as select_model does (select.spread_timeouts)
+        spread = spread_timeouts(prof, cluster, train, mode=first.mode) if lossy else None
         for name, cand in _ns3_models(first.mode, first.overlap, header.get("blocks", 4),
-                                      horizon, cpu, lossy=first.loss_rate > 0).items():
+                                      horizon, cpu, lossy=lossy).items():
+            if spread is not None:
+                cand = timeout_band(cand, spread[0])
             valid, reason = _validity(cand, first.mode, first.compute_cv, sharing, LOCKSTEP_CV)
             try:
                 pred = predict_measurements(cand.model, prof, cluster, test)
@@ -559,6 +592,8 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         if not scores:
             continue
         pick, why = choose(scores)
+        if spread is not None:
+            why += f"; timeout probability held near {spread[0]:.3g} (step-time spread)"
         cal, pred = fitted[pick]
         widths = [cal.halfwidth_at(m.workers) for m in test]
         cells.append(Cell("ns3", group, first.mode, "selected", "selected", len(train),

@@ -1,0 +1,267 @@
+"""The timeout probability read off the spread of step times (issue 10, lossy links).
+
+Hand-worked values of the moment estimator, its inverse by hypothesis, a
+cross-check against the simulator's drawn stalls, the measurement field and
+CSV column, the band of the selection, and the ns-3 matrix's batch-means
+conversion.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from perfmodel import coarse
+from perfmodel.errors import SpecError
+from perfmodel.select import (SPREAD_BAND, default_candidates, select_model, spread_timeouts,
+                              timeout_band)
+from perfmodel.specs import Cluster, Config, Profile
+from perfmodel.tuning import Measurement, parse_measurements
+
+PROF = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01, batch_size=32)
+
+
+def _spread(q, r, n, compute_std=0.0):
+    """The step-time spread of two phases each stalled by r with chance 1 - (1 - q)**n."""
+    pi = 1.0 - (1.0 - q) ** n
+    return math.sqrt(compute_std ** 2 + 2.0 * pi * (1.0 - pi) * r * r)
+
+
+# ---------------------------------------------------------------- the estimator
+
+def test_estimator_by_hand():
+    # 2 pi (1 - pi) = 0.18 -> pi = 0.1; two messages per phase: q = 1 - 0.9 ** 0.5
+    got = coarse.timeout_probability_from_spread(math.sqrt(0.18), 1.0, 2)
+    assert got == pytest.approx(1.0 - math.sqrt(0.9), rel=1e-12)
+    # a 200 ms timeout: the same spread relative to r
+    assert coarse.timeout_probability_from_spread(math.sqrt(0.095) * 0.2, 0.2, 1) == \
+        pytest.approx(0.05)
+    # an excess of at least r^2 / 2 is the largest spread stalls can make: pi = 1/2
+    assert coarse.timeout_probability_from_spread(5.0, 1.0, 1) == pytest.approx(0.5)
+    # vectorized
+    out = coarse.timeout_probability_from_spread([0.0, math.sqrt(0.095)], 1.0, [1, 1])
+    assert out.shape == (2,) and out[0] == 0.0 and out[1] == pytest.approx(0.05)
+
+
+@settings(max_examples=200, deadline=None)
+@given(q=st.floats(0.0, 0.25), r=st.floats(0.01, 5.0), n=st.integers(1, 24),
+       c=st.floats(0.0, 2.0))
+def test_estimator_inverts_the_spread(q, r, n, c):
+    if 1.0 - (1.0 - q) ** n > 0.499:   # past pi = 1/2 the spread no longer grows
+        return
+    got = coarse.timeout_probability_from_spread(_spread(q, r, n, c), r, n, c)
+    assert got == pytest.approx(q, abs=1e-7)
+
+
+@settings(max_examples=100, deadline=None)
+@given(s1=st.floats(0.0, 3.0), s2=st.floats(0.0, 3.0), n=st.integers(1, 12))
+def test_estimator_is_monotone_and_bounded(s1, s2, n):
+    lo, hi = sorted((s1, s2))
+    a = coarse.timeout_probability_from_spread(lo, 1.0, n)
+    b = coarse.timeout_probability_from_spread(hi, 1.0, n)
+    assert 0.0 <= a <= b <= 1.0 - 0.5 ** (1.0 / n) + 1e-12
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    (dict(step_time_std=-0.1, timeout=1.0, messages=1), "step_time_std"),
+    (dict(step_time_std=0.1, timeout=0.0, messages=1), "timeout"),
+    (dict(step_time_std=0.1, timeout=1.0, messages=0), "messages"),
+    (dict(step_time_std=0.1, timeout=1.0, messages=1.5), "messages"),
+    (dict(step_time_std=0.1, timeout=1.0, messages=1, compute_std=float("nan")), "compute_std"),
+])
+def test_estimator_bad_values_name_the_argument(kwargs, field):
+    with pytest.raises(SpecError) as err:
+        coarse.timeout_probability_from_spread(**kwargs)
+    assert err.value.field == field
+
+
+def test_estimator_recovers_the_simulators_stalls():
+    """One worker, no compute jitter: the simulator's drawn stalls (q = 0.05, 1 s) give a
+    step-time spread from which the estimator recovers q (4000 steps: ~400 stalls)."""
+    from perfmodel.sim import Trace, simulate
+
+    trace = Trace.from_layers([1e8], [0.1], [0.2], 0.01, overlap=False)
+    res = simulate(trace, 1, 1.25e9, mode="sync", steps=4000, warmup=10, seed=3,
+                   timeout_probability=0.05, retransmit_timeout=1.0)
+    sd = float(np.std(res.step_times, ddof=1))
+    got = coarse.timeout_probability_from_spread(sd, 1.0, 1)
+    assert got == pytest.approx(0.05, rel=0.15)
+    # and loss-free runs have no spread to read
+    calm = simulate(trace, 1, 1.25e9, mode="sync", steps=200, warmup=10, seed=3)
+    assert coarse.timeout_probability_from_spread(float(np.std(calm.step_times)), 1.0, 1) == 0
+
+
+# ---------------------------------------------------------------- measurements
+
+def test_measurement_step_time_std_field_and_column():
+    m = Measurement(1, 1, "10Gbps", 100.0, step_time_std="250ms")
+    assert m.step_time_std == pytest.approx(0.25)
+    assert Measurement(1, 1, "10Gbps", 100.0).step_time_std is None
+    with pytest.raises(SpecError) as err:
+        Measurement(1, 1, "10Gbps", 100.0, step_time_std=-1)
+    assert err.value.field == "step_time_std"
+    ms = parse_measurements("workers,n_ps,bandwidth,throughput,step_time_std\n"
+                            "1,1,10Gbps,100,0.3\n2,1,10Gbps,150,\n")
+    assert ms[0].step_time_std == 0.3 and ms[1].step_time_std is None
+    with pytest.raises(SpecError) as err:
+        parse_measurements("workers,n_ps,bandwidth,throughput,step_time_std\n1,1,1Gbps,1,x\n",
+                           "m.csv")
+    assert "line 2, column step_time_std" in str(err.value)
+
+
+# ---------------------------------------------------------------- selection
+
+def test_spread_timeouts_reads_the_fewest_workers():
+    clu = Cluster(machines=8, nic_bandwidth=1.25e9, retransmit_timeout=1.0, compute_cv=0.1)
+    comp = 0.1 * (PROF.t_forward + PROF.t_backward)
+    ms = [Measurement(2, 1, 1.25e9, 150.0, step_time_std=9.0),        # ignored: more workers
+          Measurement(1, 1, 1.25e9, 100.0, step_time_std=_spread(0.04, 1.0, 1, comp))]
+    q, used = spread_timeouts(PROF, clu, ms)
+    assert q == pytest.approx(0.04) and used.workers == 1
+    # a sync step's phase has K n_ps messages, an async worker's n_ps
+    two = [Measurement(2, 2, 1.25e9, 150.0, step_time_std=_spread(0.04, 1.0, 4, comp))]
+    assert spread_timeouts(PROF, clu, two)[0] == pytest.approx(0.04)
+    two_async = [Measurement(2, 2, 1.25e9, 150.0, mode="async",
+                             step_time_std=_spread(0.04, 1.0, 2, comp))]
+    assert spread_timeouts(PROF, clu, two_async)[0] == pytest.approx(0.04)
+    # the compute's spread scales with the measurement's batch
+    big = [Measurement(1, 1, 1.25e9, 100.0, batch_size=64,
+                       step_time_std=_spread(0.04, 1.0, 1, 2 * comp))]
+    assert spread_timeouts(PROF, clu, big)[0] == pytest.approx(0.04)
+    assert spread_timeouts(PROF, clu, [Measurement(1, 1, 1.25e9, 100.0)]) is None
+
+
+def test_timeout_band_orders_the_grid_nearest_first():
+    cand = default_candidates("sync", lossy=True)[0]
+    banded = timeout_band(cand, 0.033)
+    values = banded.grid["timeout_probability"]
+    assert values[0] == 0.033
+    assert all(0.033 / SPREAD_BAND <= v <= 0.033 * SPREAD_BAND for v in values)
+    assert list(values) == sorted(values, key=lambda v: abs(v - 0.033))
+    assert 0.02 in values and 0.06 in values and 0.015 not in values and 0.07 not in values
+    assert banded.grid["link_efficiency"] == cand.grid["link_efficiency"]
+    assert timeout_band(cand, 0.0).grid["timeout_probability"] == (0.0,)
+    whole = timeout_band(cand, 0.033, math.inf).grid["timeout_probability"]
+    assert whole[0] == 0.033 and set(whole) == set(cand.grid["timeout_probability"]) | {0.033}
+    plain = default_candidates("sync")[0]
+    assert timeout_band(plain, 0.05) is plain
+    for bad, field in ((dict(probability=1.5), "probability"),
+                       (dict(probability=0.1, band=0.5), "band"),
+                       (dict(probability=0.1, band=float("nan")), "band")):
+        with pytest.raises(SpecError) as err:
+            timeout_band(cand, **bad)
+        assert err.value.field == field
+
+
+def _eq7_runs(q=0.06, eff=0.9, ks=(1, 2, 8)):
+    truth = Cluster(machines=13, nic_bandwidth=1.25e9, link_efficiency=eff,
+                    timeout_probability=q, retransmit_timeout=1.0)
+    model = coarse.SyncCoarse("ps")
+    return {k: model.estimate(PROF, truth, Config(n_replicas=k, n_ps=1)).throughput for k in ks}
+
+
+def test_select_model_holds_q_near_the_spread():
+    """Runs of eq. 7 with q = 0.06: with the spread of the 1-worker runs, q stays in the
+    band around 0.06 and the choice says so; without loss (lossy=False) it is ignored."""
+    runs = _eq7_runs()
+    sd = _spread(0.06, 1.0, 1)
+    ms = [Measurement(1, 1, 1.25e9, runs[1], 32, "sync", step_time_std=sd),
+          Measurement(2, 1, 1.25e9, runs[2], 32, "sync")]
+    base = Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
+    sel = select_model(PROF, base, ms, link_sharing="fair", lossy=True)
+    assert sel.spread_timeout == pytest.approx(0.06)
+    assert sel.chosen.overrides["timeout_probability"] == pytest.approx(0.06)
+    assert "step-time spread" in sel.chosen.why and "1 worker" in sel.chosen.why
+    got = sel.chosen.estimate(PROF, base, Config(n_replicas=8, n_ps=1)).throughput
+    assert got == pytest.approx(runs[8], rel=1e-9)
+    assert sel.to_dict()["spread_timeout"] == pytest.approx(0.06)
+    # every candidate's q was held in the band
+    for cal in sel.calibrated:
+        q = cal.overrides.get("timeout_probability")
+        assert q is None or 0.03 <= q <= 0.12
+    off = select_model(PROF, base, ms, link_sharing="fair")
+    assert off.spread_timeout is None and "timeout_probability" not in off.chosen.overrides
+    with pytest.raises(SpecError) as err:
+        select_model(PROF, base, ms, lossy=True, spread_band=0.5)
+    assert err.value.field == "spread_band"
+
+
+def test_select_model_spread_fixes_q_when_lossiness_is_unknown():
+    """lossy=None fits q only beyond the other tunables; the spread still sets it."""
+    runs = _eq7_runs()
+    ms = [Measurement(1, 1, 1.25e9, runs[1], 32, "sync", step_time_std=_spread(0.06, 1.0, 1)),
+          Measurement(2, 1, 1.25e9, runs[2], 32, "sync")]
+    base = Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
+    sel = select_model(PROF, base, ms, link_sharing="fair", lossy=None)
+    assert sel.chosen.overrides["timeout_probability"] == pytest.approx(0.06)
+
+
+def test_cli_predict_reads_the_step_time_spread(capsys, tmp_path):
+    from perfmodel.cli import main
+    from perfmodel.io import save
+
+    runs = _eq7_runs()
+    csv = tmp_path / "m.csv"
+    csv.write_text("workers,n_ps,bandwidth,throughput,batch_size,step_time_std\n"
+                   f"1,1,10Gbps,{runs[1]!r},32,{_spread(0.06, 1.0, 1)!r}\n"
+                   f"2,1,10Gbps,{runs[2]!r},32,\n")
+    prof, clu = tmp_path / "p.json", tmp_path / "c.json"
+    save(PROF, prof)
+    save(Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0), clu)
+    code = main(["predict", "--measurements", str(csv), "--profile", str(prof), "--cluster",
+                 str(clu), "--lossy", "--workers", "8", "--bandwidth", "10Gbps",
+                 "--format", "json"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    (record,) = json.loads(out)
+    assert record["calibration"]["timeout_probability"] == pytest.approx(0.06)
+    assert "step-time spread" in record["why"]
+    assert record["throughput"] == pytest.approx(runs[8], rel=1e-9)
+
+
+# ---------------------------------------------------------------- the ns-3 matrix
+
+def test_ns3_step_time_std_from_batch_means():
+    from perfmodel.validation import NS3Run, _step_time_std
+
+    def run(mode, workers, thr, std, seed=0):
+        return NS3Run("r", "fair", 0.003, 1.25e9, mode, False, "per_step", 0.1, workers, 1,
+                      128, thr, std, 12, seed, 1.0)
+
+    # sync, one worker: T = 1.28 s, batches of 3 steps at 10% spread -> 3 (0.128)^2
+    assert _step_time_std([run("sync", 1, 100.0, 10.0)], 4) == pytest.approx(
+        math.sqrt(3) * 0.128)
+    # seeds pool their variances
+    two = [run("sync", 1, 100.0, 10.0), run("sync", 1, 100.0, 20.0, 1)]
+    assert _step_time_std(two, 4) == pytest.approx(math.sqrt(3 * (0.128 ** 2 + 0.256 ** 2) / 2))
+    # async, two workers: a batch holds 3 cycles of each, the two average
+    assert _step_time_std([run("async", 2, 200.0, 20.0)], 4) == pytest.approx(
+        math.sqrt(6) * 0.128)
+
+
+def test_ns3_cells_read_the_spread_of_a_lossy_regime():
+    """A lossy regime of eq. 7 (q = 0.06) whose 1-worker rows carry the batch-means spread
+    the stalls make: the header's batch count is read and q is held at the spread's."""
+    from perfmodel import zoo
+    from perfmodel.validation import NS3_COLUMNS, ns3_cells, parse_ns3
+
+    prof = zoo.profile("resnet50-pipedream").replace(t_update=0.03)
+    truth = Cluster(machines=32, nic_bandwidth=1.25e9, link_efficiency=0.9,
+                    timeout_probability=0.06, retransmit_timeout=1.0)
+    rows = []
+    for w in range(1, 7):
+        thr = coarse.SyncCoarse("ps").estimate(prof, truth, Config(n_replicas=w)).throughput
+        step = w * 128 / thr
+        sd = _spread(0.06, 1.0, 1) / math.sqrt(100 / 4) / step * thr if w == 1 else 0.0
+        rows.append(f"r,fair,0.003,1.25e9,sync,0,per_step,0,{w},1,128,{thr!r},{sd!r},100,0,1.0")
+    text = ("# engine: TCP NewReno, min RTO 1 s\n# job: resnet50-pipedream, t_update = 30 ms\n"
+            "# throughput_std = std (ddof 1) of the throughput over 4 equal batches\n" +
+            ",".join(NS3_COLUMNS) + "\n" + "\n".join(rows) + "\n")
+    header, runs = parse_ns3(text)
+    assert header["batches"] == 4
+    cells = {(c.model, c.stage): c for c in ns3_cells(runs=runs, header=header)}
+    cal = cells[("sync-ps", "calibrated")]
+    assert "timeout_probability=0.06" in cal.detail and cal.max_error < 1e-9
+    assert "step-time spread" in cells[("selected", "selected")].detail
