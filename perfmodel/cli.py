@@ -332,12 +332,24 @@ _INTERVAL_TEXT = {"sim": "Student-t interval of the mean over the replications",
                   "gst": "range of single iterations' speed (GST percentiles), not of the mean"}
 
 
+def _add_selection_flags(p) -> None:
+    """--simulate and --link: what `--measurements` selects among, and the regime."""
+    p.add_argument("--simulate", action="store_true",
+                   help="with --measurements: the trace-driven simulator among the candidates "
+                        "(as the validation matrix; about 1-2 s more)")
+    p.add_argument("--link", choices=("fair", "fifo"),
+                   help="with --measurements: how the server's link queue shares bandwidth, "
+                        "when known (rules out the models of the other sharing)")
+
+
 def _selected(args, profile, cluster):
     """The model chosen and calibrated on --measurements (perfmodel.select)."""
     from .select import select_model
 
     selection = select_model(profile, cluster, io.load_measurements(args.measurements),
-                             overlap=bool(args.overlap), lossy=bool(getattr(args, "lossy", False)))
+                             overlap=bool(args.overlap), lossy=bool(getattr(args, "lossy", False)),
+                             simulate=bool(getattr(args, "simulate", False)),
+                             link_sharing=getattr(args, "link", None))
     return selection.chosen
 
 
@@ -905,6 +917,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the chance that a message stalls for one retransmission timeout (the "
                         "cluster's retransmit_timeout, default 200 ms); a step_time_std column "
                         "in the CSV holds it near what the runs' spread implies")
+    _add_selection_flags(p)
 
     sw = sub.add_parser("sweep", help="evaluate a grid of configurations on a process pool or "
                                       "a Dask cluster into a resumable CSV/JSONL/Parquet table")
@@ -1043,6 +1056,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "band and the measured points (--model is then not used)")
     kp["scalability"].add_argument("--lossy", action="store_true",
                                    help="with --measurements: a lossy link (as for predict)")
+    _add_selection_flags(kp["scalability"])
     kp["search-space"].add_argument("--machines", type=int,
                                     help="machine budget (default: the cluster's)")
     g = kp["gantt"]

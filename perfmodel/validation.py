@@ -587,7 +587,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
             if name in BASELINES:   # reported, never recommended
                 continue
             scores.append(Score(name, cand.family, valid, reason, cal.loo_error,
-                                n_tunables=len(cand.grid)))
+                                n_tunables=len(cand.grid), exact=sharing in cand.exact_links))
             fitted.append((cal, pred))
         if not scores:
             continue

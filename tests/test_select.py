@@ -314,3 +314,58 @@ def test_block_trace_whole_gradient_update_by_hand():
     assert sum(o.res == "ps" for o in per_layer) == 4
     with pytest.raises(SpecError, match="update"):
         BlockTrace(TraceSim(), 4, update="sometimes")
+
+
+# ---------------------------------------------------------------- exact candidates
+
+def test_choose_prefers_an_exact_candidate_within_tolerance():
+    scores = [Score("c", "closed form", True, "ok", 0.010),
+              Score("s", "simulation", True, "ok", 0.015, exact=True)]
+    pick, why = choose(scores, tolerance=0.01)
+    assert pick == 1 and "exact on this link" in why
+    assert choose(scores, tolerance=0.001)[0] == 0          # beyond the tolerance: no
+    # an exact candidate with the lowest error says so; invalid exact ones are not preferred
+    pick, why = choose([Score("c", "closed form", True, "ok", 0.02),
+                        Score("s", "simulation", True, "ok", 0.01, exact=True)])
+    assert pick == 1 and "lowest" in why and "exact" in why
+    bad = [Score("c", "closed form", True, "ok", 0.010),
+           Score("s", "simulation", False, "wrong mode", 0.009, exact=True)]
+    assert choose(bad)[0] == 0
+
+
+def test_select_model_prefers_the_simulator_on_a_fair_link(profile, cluster):
+    """Runs of eq. 7 without jitter, which the simulator reproduces: both fit, so on a
+    fair link the simulator (exact there) answers, with the sharing unknown eq. 7 does."""
+    calm = cluster.replace(compute_cv=0.0)
+    ms = measured(SyncCoarse("ps"), profile, calm, (1, 2))
+    fair = select_model(profile, calm, ms, simulate=True, link_sharing="fair")
+    assert fair.chosen.name == "sim-ps" and "exact on this link" in fair.chosen.why
+    names = [s.name for s in fair.scores]
+    assert "sim-ps" in names and "sim-fcfs" in names
+    unknown = select_model(profile, calm, ms, simulate=True)
+    assert unknown.chosen.name == "sync-ps"
+    assert "sim-ps" not in [s.name for s in select_model(profile, calm, ms).scores]
+
+
+def test_cli_predict_simulate_and_link(capsys, tmp_path):
+    from perfmodel.cli import main
+    from perfmodel.io import save
+
+    prof = zoo.profile("resnet50-pipedream")
+    calm = zoo.cluster("aws-p3.2xlarge").replace(compute_cv=0.0, nic_bandwidth=1.25e8)
+    ms = measured(SyncCoarse("ps"), prof, calm, (1, 2))
+    path, clu = tmp_path / "m.csv", tmp_path / "c.json"
+    path.write_text("workers,n_ps,bandwidth,throughput\n" +
+                    "".join(f"{m.workers},1,1Gbps,{m.throughput!r}\n" for m in ms))
+    save(calm, clu)
+    code = main(["predict", "--measurements", str(path), "--cluster", str(clu), "--simulate",
+                 "--link", "fair", "--workers", "4", "--bandwidth", "1Gbps", "--format", "json"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    (record,) = json.loads(out)
+    assert record["model"] == "sim-ps" and "exact" in record["why"]
+    eq7 = SyncCoarse("ps").estimate(prof, calm, Config(n_replicas=4)).throughput
+    assert record["throughput"] == pytest.approx(eq7, rel=1e-6)
+    with pytest.raises(SystemExit) as err:
+        main(["predict", "--measurements", str(path), "--link", "lossy"])
+    assert err.value.code == 2
