@@ -480,10 +480,15 @@ def timeout_band(candidate: Candidate, probability: float,
     grid = dict(candidate.grid)
     if "timeout_probability" not in grid:
         return candidate
-    q = round(float(probability), 4)
-    inside = {x for x in grid["timeout_probability"] if q / band <= x <= q * band} if q else set()
-    grid["timeout_probability"] = tuple(sorted(inside | {q}, key=lambda x: (abs(x - q), x)))
+    grid["timeout_probability"] = _band_values(grid["timeout_probability"], probability, band)
     return dataclasses.replace(candidate, grid=grid)
+
+
+def _band_values(values, probability: float, band: float) -> tuple:
+    """``values`` within a factor ``band`` of ``probability``, and it (4 decimals), nearest first."""
+    q = round(float(probability), 4)
+    inside = {float(x) for x in values if q / band <= x <= q * band} if q else set()
+    return tuple(sorted(inside | {q}, key=lambda x: (abs(x - q), x)))
 
 
 # --------------------------------------------------------------------------

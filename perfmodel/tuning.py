@@ -1159,6 +1159,21 @@ def _sensitive(obj, profile: Profile, cluster: Cluster, ms, name: str, values) -
     return not np.allclose(a, b, rtol=1e-12, atol=0.0)
 
 
+def _spread_band(profile, cluster, ms, grid, grids) -> dict:
+    """The timeout probabilities the measured step-time spread allows, when fitted
+    from the default grid (:func:`perfmodel.select.spread_timeouts`, within
+    :data:`perfmodel.select.SPREAD_BAND`); {} otherwise."""
+    from .select import SPREAD_BAND, _band_values, spread_timeouts
+
+    if "timeout_probability" not in grid or "timeout_probability" in (grids or {}):
+        return {}
+    spread = spread_timeouts(profile, cluster, ms)
+    if spread is None:
+        return {}
+    return {"timeout_probability": _band_values(grid["timeout_probability"], spread[0],
+                                                SPREAD_BAND)}
+
+
 def _with_value(values, current) -> tuple:
     values = tuple(values)
     return values if current is None or current in values else values + (current,)
@@ -1228,7 +1243,12 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
         accepted (``"4Gbps"`` for ``per_flow_cap``).  The cluster's own value
         is added as the last candidate when missing (unless it is None, e.g.
         no ``per_flow_cap``), so the calibrated training error is never above
-        the uncalibrated one.
+        the uncalibrated one.  One exception: when ``timeout_probability`` is
+        fitted from its default grid and measurements carry a
+        ``step_time_std``, its values are those within
+        :data:`perfmodel.select.SPREAD_BAND` of what the spread implies
+        (:func:`perfmodel.select.spread_timeouts`), as the model selection
+        holds them.
     cv : "loo", int or None
         Cross-validation of the whole grid search (see :func:`fit_tunables`).
     objective : {"mean_relative", "rms_relative", "max_relative"}
@@ -1297,11 +1317,14 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
     grid = _calibration_grids(params, grids, SIM_GRIDS if _is_simulator(obj) else
                               CALIBRATION_GRIDS)
     grid = {k: _checked_values(cluster, k, v) for k, v in grid.items()}
+    banded = _spread_band(profile, cluster, ms, grid, grids)
+    grid.update(banded)
     memo = _Memo(obj)
     # The cluster's own value is always a candidate: calibrating never makes
-    # the training error worse than not calibrating.
-    used = {k: _with_value(v, getattr(cluster, k)) for k, v in grid.items()
-            if _sensitive(memo, profile, cluster, ms, k, v)}
+    # the training error worse than not calibrating (unless the step-time
+    # spread rules it out).
+    used = {k: v if k in banded else _with_value(v, getattr(cluster, k))
+            for k, v in grid.items() if _sensitive(memo, profile, cluster, ms, k, v)}
     unused = tuple(k for k in grid if k not in used)
     if not used:
         raise SpecError("params", f"none of {', '.join(grid)} changes {name}'s predictions "

@@ -265,3 +265,25 @@ def test_ns3_cells_read_the_spread_of_a_lossy_regime():
     cal = cells[("sync-ps", "calibrated")]
     assert "timeout_probability=0.06" in cal.detail and cal.max_error < 1e-9
     assert "step-time spread" in cells[("selected", "selected")].detail
+
+
+def test_calibrate_network_holds_q_near_the_spread():
+    """`calibrate fit` (tuning.calibrate_network) bands q as the selection does; an explicit
+    grid for it is left alone."""
+    from perfmodel.tuning import calibrate_network
+
+    runs = _eq7_runs(q=0.06, eff=0.9, ks=(1, 2))
+    base = Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
+    ms = [Measurement(1, 1, 1.25e9, runs[1], 32, "sync", step_time_std=_spread(0.06, 1.0, 1)),
+          Measurement(2, 1, 1.25e9, runs[2], 32, "sync")]
+    cal = calibrate_network(PROF, base, ms, model=coarse.SyncCoarse("ps"),
+                            params=("link_efficiency", "timeout_probability"), cv=None)
+    values = cal.grids["timeout_probability"]
+    assert values[0] == 0.06 and 0.0 not in values
+    assert all(0.03 <= v <= 0.12 for v in values)
+    assert cal.cluster.timeout_probability == pytest.approx(0.06)
+    assert cal.cluster.link_efficiency == pytest.approx(0.9)
+    mine = calibrate_network(PROF, base, ms, model=coarse.SyncCoarse("ps"), cv=None,
+                             params=("link_efficiency", "timeout_probability"),
+                             grids={"timeout_probability": (0.0, 0.3)})
+    assert set(mine.grids["timeout_probability"]) == {0.0, 0.3}
