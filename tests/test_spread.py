@@ -287,3 +287,15 @@ def test_calibrate_network_holds_q_near_the_spread():
                              params=("link_efficiency", "timeout_probability"),
                              grids={"timeout_probability": (0.0, 0.3)})
     assert set(mine.grids["timeout_probability"]) == {0.0, 0.3}
+
+
+def test_simulator_candidates_replicate_on_lossy_links():
+    from perfmodel.select import LOSSY_REPLICATIONS
+
+    def reps(**kw):
+        sims = [c.model for c in default_candidates("sync", simulate=True, **kw)
+                if c.family == "simulation"]
+        return {s.replications for s in sims}
+
+    assert reps() == {1} and reps(lossy=True) == {LOSSY_REPLICATIONS} == reps(lossy=None)
+    assert reps(lossy=True, replications=2) == {2}
