@@ -336,7 +336,7 @@ def _add_selection_flags(p) -> None:
     """--simulate and --link: what `--measurements` selects among, and the regime."""
     p.add_argument("--simulate", action="store_true",
                    help="with --measurements: the trace-driven simulator among the candidates "
-                        "(as the validation matrix; about 1-2 s more)")
+                        "(as the validation matrix; up to about 1.5 s more)")
     p.add_argument("--link", choices=("fair", "fifo"),
                    help="with --measurements: how the server's link queue shares bandwidth, "
                         "when known (rules out the models of the other sharing)")
