@@ -59,9 +59,10 @@ Regime validity (named options of :func:`select_model`)
   worker itself (:func:`perfmodel.queueing.async_stall_time`); the simulator
   draws the stalls.  From one or two configurations a timeout and a slower
   link both just lengthen a step, so the two trade along a ridge; when the
-  measurements give the spread of the step time (``step_time_std``),
-  :func:`spread_timeouts` reads q off it (a timeout lengthens a few steps by
-  a whole RTO, a slower link every step a little) and every candidate's q is
+  measurements give the median or the spread of the step time
+  (``step_time_median``, ``step_time_std``), :func:`spread_timeouts` reads q
+  off them (a timeout lengthens a few steps by a whole RTO, a slower link
+  every step a little) and every candidate's q is
   held within a factor :data:`SPREAD_BAND` of that estimate, its grid values
   in the band ordered nearest first (:func:`timeout_band`); the means then
   fit the efficiency.  On the ns-3 matrix this took the sync lossy regimes
@@ -429,15 +430,20 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
 
 def spread_timeouts(profile: Profile, cluster: Cluster, measurements, *,
                     mode: str | None = None):
-    """The timeout probability the measured step-time spread implies, or None.
+    """The timeout probability the measured step times imply, or None.
 
     Uses the measurement with the fewest workers among those with a
-    ``step_time_std`` and at least one server (the fewest workers hide a stall
-    least; :func:`perfmodel.coarse.timeout_probability_from_spread` is exact
-    for one).  The spread without loss is the compute's,
+    ``step_time_median`` or ``step_time_std`` and at least one server (the
+    fewest workers hide a stall least; both estimators are exact for one).
+    The median is read first: the mean step (``workers * batch /
+    throughput``) exceeds it by the expected stall
+    (:func:`perfmodel.coarse.timeout_probability_from_delay`), which rare
+    back-to-back timeouts do not inflate as they do the variance.  Else the
+    spread beyond the compute's,
     ``cluster.compute_cv * (t_forward + t_backward)`` at the measurement's
-    batch; a sync step's phase has ``workers * n_ps`` messages, an async
-    worker's ``n_ps``.
+    batch (:func:`perfmodel.coarse.timeout_probability_from_spread`).  A
+    sync step's phase has ``workers * n_ps`` messages, an async worker's
+    ``n_ps``.
 
     Parameters
     ----------
@@ -452,20 +458,27 @@ def spread_timeouts(profile: Profile, cluster: Cluster, measurements, *,
     -------
     (float, Measurement) or None
         q and the measurement it was read from; None when no measurement
-        has a spread.
+        has step-time statistics.
     """
-    from .coarse import timeout_probability_from_spread
+    from .coarse import timeout_probability_from_delay, timeout_probability_from_spread
     from .tuning import _measured_profile
 
-    usable = [m for m in measurements if m.step_time_std is not None and m.n_ps >= 1]
+    usable = [m for m in measurements if m.n_ps >= 1 and
+              (m.step_time_median is not None or m.step_time_std is not None)]
     if not usable:
         return None
     m = min(usable, key=lambda m: (m.workers, m.line))
     prof = _measured_profile(profile, m)
     mode = m.mode or mode or "sync"
     messages = m.n_ps * (m.workers if mode == "sync" else 1)
-    q = timeout_probability_from_spread(m.step_time_std, cluster.retransmit_timeout, messages,
-                                        cluster.compute_cv * (prof.t_forward + prof.t_backward))
+    r = cluster.retransmit_timeout
+    if m.step_time_median is not None:
+        mean = m.workers * prof.batch_size / m.throughput
+        q = timeout_probability_from_delay(mean, m.step_time_median, r, messages)
+    else:
+        q = timeout_probability_from_spread(m.step_time_std, r, messages,
+                                            cluster.compute_cv * (prof.t_forward +
+                                                                  prof.t_backward))
     return float(q), m
 
 
@@ -956,7 +969,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
             fitted.append(None)
     pick, why = choose(scores, tolerance=tolerance)
     if spread is not None:
-        why += (f"; timeout probability held near {spread[0]:.3g}, the step-time spread's "
+        why += (f"; timeout probability held near {spread[0]:.3g}, read off the step times "
                 f"at {spread[1].workers} worker{'s' if spread[1].workers > 1 else ''}")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation)
     return Selection(chosen, tuple(scores), tuple(fitted),

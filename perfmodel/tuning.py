@@ -28,26 +28,30 @@ Measurement CSV
 A header line, then one measured configuration per line; blank lines and lines
 starting with ``#`` are skipped; column order is free; names are case-insensitive.
 
-=================  =========  =================================================
-column             required   meaning
-=================  =========  =================================================
-``workers``        yes        data-parallel workers K (``Config.n_replicas``),
-                              >= 1
-``n_ps``           yes        parameter servers (``Config.n_ps``), >= 0
-``bandwidth``      yes        NIC line rate; unit strings (``10Gbps``,
-                              ``1.25GB/s``) or a plain number in bytes/s
-``throughput``     yes        measured training throughput, samples/s (all
-                              workers)
-``batch_size``     no         samples per worker per step (default: the
-                              profile's)
-``mode``           no         ``sync`` or ``async`` (``Config.mode``; default
-                              sync)
-``step_time_std``  no         standard deviation of one worker's step time
-                              (sync: the step; async: its own cycle), seconds
-                              or a unit string (``250ms``); on a lossy link it
-                              identifies the timeout probability
-                              (:func:`perfmodel.select.spread_timeouts`)
-=================  =========  =================================================
+====================  =========  =================================================
+column                required   meaning
+====================  =========  =================================================
+``workers``           yes        data-parallel workers K (``Config.n_replicas``),
+                                 >= 1
+``n_ps``              yes        parameter servers (``Config.n_ps``), >= 0
+``bandwidth``         yes        NIC line rate; unit strings (``10Gbps``,
+                                 ``1.25GB/s``) or a plain number in bytes/s
+``throughput``        yes        measured training throughput, samples/s (all
+                                 workers)
+``batch_size``        no         samples per worker per step (default: the
+                                 profile's)
+``mode``              no         ``sync`` or ``async`` (``Config.mode``; default
+                                 sync)
+``step_time_std``     no         standard deviation of one worker's step time
+                                 (sync: the step; async: its own cycle), seconds
+                                 or a unit string (``250ms``); on a lossy link it
+                                 identifies the timeout probability
+                                 (:func:`perfmodel.select.spread_timeouts`)
+``step_time_median``  no         median of the same step times, seconds or a unit
+                                 string; with the mean step (from the throughput)
+                                 a reading of the timeout probability robust to
+                                 rare long stalls, used before ``step_time_std``
+====================  =========  =================================================
 
 Example::
 
@@ -114,7 +118,7 @@ __all__ = ["Measurement", "MEASUREMENT_COLUMNS", "OBJECTIVES", "RHO_GRID", "pars
 #: CSV columns: name -> required.
 MEASUREMENT_COLUMNS: dict[str, bool] = {
     "workers": True, "n_ps": True, "bandwidth": True, "throughput": True,
-    "batch_size": False, "mode": False, "step_time_std": False,
+    "batch_size": False, "mode": False, "step_time_std": False, "step_time_median": False,
 }
 
 #: Objectives over relative throughput errors ``|predicted - measured| / measured``.
@@ -200,6 +204,11 @@ class Measurement:
         the worker's own cycle); None: not measured.  On a lossy link its
         excess over the compute's spread identifies the timeout probability
         (:func:`perfmodel.coarse.timeout_probability_from_spread`).
+    step_time_median : float or None, s
+        Median of the same step times; None: not measured.  The mean step
+        (``workers * batch / throughput``) exceeds it by the expected stall,
+        a reading of the timeout probability robust to rare long stalls
+        (:func:`perfmodel.coarse.timeout_probability_from_delay`).
 
     Raises
     ------
@@ -215,6 +224,7 @@ class Measurement:
     mode: str | None = None
     line: int = 0
     step_time_std: float | None = None
+    step_time_median: float | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -232,6 +242,9 @@ class Measurement:
         set_(self, "line", _int("line", self.line, 0))
         if self.step_time_std is not None:
             set_(self, "step_time_std", _nonnegative("step_time_std", self.step_time_std, "s"))
+        if self.step_time_median is not None:
+            set_(self, "step_time_median", _positive("step_time_median", self.step_time_median,
+                                                      "s"))
 
     @property
     def label(self) -> str:
