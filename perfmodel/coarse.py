@@ -306,7 +306,7 @@ def timeout_probability_from_spread(step_time_std, timeout, messages, compute_st
     measurement with the fewest workers.  A dozen stalls measure the
     variance to about +-50% (stall counts are Poisson, and back-to-back
     timeouts make them clump), so the selection treats the estimate as a
-    band (:data:`perfmodel.select.SPREAD_BAND`), not a value; with per-step
+    band (:data:`perfmodel.select.TIMEOUT_BAND`), not a value; with per-step
     times :func:`timeout_probability_from_delay` is the more robust reading.
 
     Parameters

@@ -60,11 +60,11 @@ Regime validity (named options of :func:`select_model`)
   draws the stalls.  From one or two configurations a timeout and a slower
   link both just lengthen a step, so the two trade along a ridge; when the
   measurements give the median or the spread of the step time
-  (``step_time_median``, ``step_time_std``), :func:`spread_timeouts` reads q
+  (``step_time_median``, ``step_time_std``), :func:`timeouts_from_step_times` reads q
   off them (a timeout lengthens a few steps by a whole RTO, a slower link
   every step a little) and every candidate's q is
-  held within a factor :data:`SPREAD_BAND` of that estimate, its grid values
-  in the band ordered nearest first (:func:`timeout_band`); the means then
+  held within a factor :data:`TIMEOUT_BAND` of that estimate, its grid values
+  in the band ordered nearest first (:func:`with_timeout_band`); the means then
   fit the efficiency.  On the ns-3 matrix this took the sync lossy regimes
   from 11.0% to 4.7% mean error (README).
 * A candidate outside its regime is chosen only when no candidate is valid.
@@ -120,7 +120,9 @@ from .errors import Infeasible, PerfModelError, SpecError
 from .result import Estimate
 from .specs import Cluster, Config, Profile
 
-__all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "SPREAD_BAND", "spread_timeouts", "timeout_band", "Candidate", "LockStep", "BlockTrace", "default_candidates",
+__all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "TIMEOUT_BAND", "Candidate",
+           "LockStep", "BlockTrace", "default_candidates", "timeouts_from_step_times",
+           "with_timeout_band",
            "interval_halfwidth", "Calibrated", "Score", "Selection", "choose",
            "calibrate_candidate", "select_model"]
 
@@ -143,7 +145,6 @@ _TIMEOUT = (0.0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0
             0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3, 0.4, 0.5)
 #: The simulator's coarser grid of q.
 _SIM_TIMEOUT = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3)
-#: Seed 003 Sec. 4.2.1's rho_T grid, its AWS value 0.6 first.
 #: The simulator candidates' replications on a (possibly) lossy link (see
 #: :func:`default_candidates`).
 LOSSY_REPLICATIONS = 4
@@ -153,8 +154,9 @@ LOSSY_REPLICATIONS = 4
 #: to about +-50% (Poisson counts that clump), so a factor 2 is about two standard
 #: errors.  On the ns-3 matrix's lossy regimes 2 and 3 did about as well (4.7% and
 #: 5.1% sync mean error), the estimate itself (factor 1) worse (7.2%).
-SPREAD_BAND = 2.0
+TIMEOUT_BAND = 2.0
 
+#: Seed 003 Sec. 4.2.1's rho_T grid, its AWS value 0.6 first.
 _RHO = (0.6, 0.5, 0.7, 0.4, 0.8, 0.3, 0.9, 0.2, 1.0, 0.1)
 
 
@@ -428,7 +430,7 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     return tuple(out)
 
 
-def spread_timeouts(profile: Profile, cluster: Cluster, measurements, *,
+def timeouts_from_step_times(profile: Profile, cluster: Cluster, measurements, *,
                     mode: str | None = None):
     """The timeout probability the measured step times imply, or None.
 
@@ -482,15 +484,16 @@ def spread_timeouts(profile: Profile, cluster: Cluster, measurements, *,
     return float(q), m
 
 
-def timeout_band(candidate: Candidate, probability: float,
-                 band: float = SPREAD_BAND) -> Candidate:
+def with_timeout_band(candidate: Candidate, probability: float,
+                 band: float = TIMEOUT_BAND) -> Candidate:
     """The candidate with its timeout probabilities held near ``probability``.
 
     Its grid's values within a factor ``band`` of ``probability``, and
     ``probability`` itself (rounded to 4 decimals), nearest first: a fit on
     one point (a LOO fold) takes the estimate, a fit on two chooses in the
-    band (``band=math.inf``: the whole grid, nearest first).  A candidate that does not fit q is returned unchanged; an
-    estimate of 0 (no spread beyond the compute's) holds q at 0.
+    band (``band=math.inf``: the whole grid, nearest first).  A candidate
+    that does not fit q is returned unchanged; an estimate of 0 (no stalls
+    in the step times) holds q at 0.
 
     Raises
     ------
@@ -509,7 +512,8 @@ def timeout_band(candidate: Candidate, probability: float,
 
 
 def _band_values(values, probability: float, band: float) -> tuple:
-    """``values`` within a factor ``band`` of ``probability``, and it (4 decimals), nearest first."""
+    """``values`` within a factor ``band`` of ``probability``, and it (4 decimals), nearest
+    first."""
     q = round(float(probability), 4)
     inside = {float(x) for x in values if q / band <= x <= q * band} if q else set()
     return tuple(sorted(inside | {q}, key=lambda x: (abs(x - q), x)))
@@ -832,16 +836,16 @@ class Selection:
         Every candidate's validity and LOO error, in candidate order.
     calibrated : tuple of Calibrated or None
         Every candidate calibrated (None where it failed), in candidate order.
-    spread_timeout : float or None
-        The timeout probability read off the step-time spread
-        (:func:`spread_timeouts`) that held every candidate's q near it;
-        None when none was used.
+    timeout_estimate : float or None
+        The timeout probability read off the step times
+        (:func:`timeouts_from_step_times`) that held every candidate's q
+        near it; None when none was used.
     """
 
     chosen: Calibrated
     scores: tuple
     calibrated: tuple
-    spread_timeout: float | None = None
+    timeout_estimate: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready summary."""
@@ -850,7 +854,7 @@ class Selection:
         return {"chosen": self.chosen.name, "why": self.chosen.why,
                 "calibration": dict(self.chosen.overrides),
                 "halfwidth": self.chosen.halfwidth, "level": self.chosen.level,
-                "spread_timeout": self.spread_timeout,
+                "timeout_estimate": self.timeout_estimate,
                 "candidates": [dict(dataclasses.asdict(s), loo_error=num(s.loo_error))
                                for s in self.scores]}
 
@@ -871,7 +875,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  link_sharing: str | None = None, lockstep_cv: float = LOCKSTEP_CV,
                  level: float = 0.9, tolerance: float = 0.01,
                  extrapolation: str = "linear", lossy: bool | None = False,
-                 spread_band: float = SPREAD_BAND, simulate: bool = False) -> Selection:
+                 timeout_band: float = TIMEOUT_BAND, simulate: bool = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -905,16 +909,17 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         For the default candidates: the link drops packets (True), does not
         (False, default) or unknown (None); see :func:`default_candidates`.
         Unless False, measurements with a ``step_time_std`` hold every
-        candidate's timeout probability within ``spread_band`` of the one
-        the spread implies (:func:`spread_timeouts`, :func:`timeout_band`).
+        candidate's timeout probability within ``timeout_band`` of the one
+        the step times imply (:func:`timeouts_from_step_times`,
+        :func:`with_timeout_band`).
     simulate : bool
         For the default candidates: include the trace-driven simulator
         (``sim-ps``, ``sim-fcfs``; about 0.3 s more on two loss-free points,
         1.4 s more on lossy ones),
         as the validation matrix does; on a fair link (``link_sharing``)
         ``sim-ps`` is exact and preferred within the tolerance (:func:`choose`).
-    spread_band : float
-        That factor, >= 1 (default :data:`SPREAD_BAND`; ``math.inf`` keeps
+    timeout_band : float
+        That factor, >= 1 (default :data:`TIMEOUT_BAND`; ``math.inf`` keeps
         every grid value, the estimate first: with calibration points far
         apart, e.g. 1 and 12 workers, the means alone separate q from the
         efficiency, and the band then costs a little, see the README).
@@ -945,15 +950,16 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if compute_cv is None:
         compute_cv = getattr(cluster, "compute_cv", None)
     lockstep_cv = _check_width("lockstep_cv", lockstep_cv)
-    if not (isinstance(spread_band, (int, float)) and spread_band >= 1.0):
-        raise SpecError("spread_band", f"must be a number >= 1, got {spread_band!r}")
+    if not (isinstance(timeout_band, (int, float)) and timeout_band >= 1.0):
+        raise SpecError("timeout_band", f"must be a number >= 1, got {timeout_band!r}")
     cands = tuple(default_candidates(mode, overlap=overlap, lossy=lossy, simulate=simulate)
                   if candidates is None else candidates)
     if not cands:
         raise SpecError("candidates", "needs at least one candidate")
-    spread = spread_timeouts(profile, cluster, ms, mode=mode) if lossy is not False else None
+    spread = (timeouts_from_step_times(profile, cluster, ms, mode=mode)
+              if lossy is not False else None)
     if spread is not None:
-        cands = tuple(timeout_band(c, spread[0], spread_band) for c in cands)
+        cands = tuple(with_timeout_band(c, spread[0], timeout_band) for c in cands)
     scores, fitted = [], []
     for cand in cands:
         valid, reason = _validity(cand, mode, compute_cv, link_sharing, lockstep_cv)

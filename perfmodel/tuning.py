@@ -45,8 +45,8 @@ column                required   meaning
 ``step_time_std``     no         standard deviation of one worker's step time
                                  (sync: the step; async: its own cycle), seconds
                                  or a unit string (``250ms``); on a lossy link it
-                                 identifies the timeout probability
-                                 (:func:`perfmodel.select.spread_timeouts`)
+                                 identifies the timeout probability (see
+                                 :mod:`perfmodel.select`)
 ``step_time_median``  no         median of the same step times, seconds or a unit
                                  string; with the mean step (from the throughput)
                                  a reading of the timeout probability robust to
@@ -1174,17 +1174,17 @@ def _sensitive(obj, profile: Profile, cluster: Cluster, ms, name: str, values) -
 
 def _spread_band(profile, cluster, ms, grid, grids) -> dict:
     """The timeout probabilities the measured step-time spread allows, when fitted
-    from the default grid (:func:`perfmodel.select.spread_timeouts`, within
-    :data:`perfmodel.select.SPREAD_BAND`); {} otherwise."""
-    from .select import SPREAD_BAND, _band_values, spread_timeouts
+    from the default grid (:func:`perfmodel.select.timeouts_from_step_times`, within
+    :data:`perfmodel.select.TIMEOUT_BAND`); {} otherwise."""
+    from .select import TIMEOUT_BAND, _band_values, timeouts_from_step_times
 
     if "timeout_probability" not in grid or "timeout_probability" in (grids or {}):
         return {}
-    spread = spread_timeouts(profile, cluster, ms)
+    spread = timeouts_from_step_times(profile, cluster, ms)
     if spread is None:
         return {}
     return {"timeout_probability": _band_values(grid["timeout_probability"], spread[0],
-                                                SPREAD_BAND)}
+                                                TIMEOUT_BAND)}
 
 
 def _with_value(values, current) -> tuple:
@@ -1259,8 +1259,8 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
         the uncalibrated one.  One exception: when ``timeout_probability`` is
         fitted from its default grid and measurements carry a
         ``step_time_std``, its values are those within
-        :data:`perfmodel.select.SPREAD_BAND` of what the spread implies
-        (:func:`perfmodel.select.spread_timeouts`), as the model selection
+        :data:`perfmodel.select.TIMEOUT_BAND` of what the spread implies
+        (:func:`perfmodel.select.timeouts_from_step_times`), as the model selection
         holds them.
     cv : "loo", int or None
         Cross-validation of the whole grid search (see :func:`fit_tunables`).

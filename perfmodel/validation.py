@@ -521,7 +521,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
     """
     from . import zoo
     from .select import (LOCKSTEP_CV, Score, _validity, calibrate_candidate, choose,
-                         spread_timeouts, timeout_band)
+                         timeouts_from_step_times, with_timeout_band)
     from .tuning import predict_measurements
 
     if runs is None:
@@ -565,12 +565,12 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         cpu = header.get("server_cpu", "own") if per_gradient else "own"
         lossy = first.loss_rate > 0
         # on a lossy link the calibration runs' step-time spread holds q near its estimate,
-        # as select_model does (select.spread_timeouts)
-        spread = spread_timeouts(prof, cluster, train, mode=first.mode) if lossy else None
+        # as select_model does (select.timeouts_from_step_times)
+        spread = timeouts_from_step_times(prof, cluster, train, mode=first.mode) if lossy else None
         for name, cand in _ns3_models(first.mode, first.overlap, header.get("blocks", 4),
                                       horizon, cpu, lossy=lossy).items():
             if spread is not None:
-                cand = timeout_band(cand, spread[0])
+                cand = with_timeout_band(cand, spread[0])
             valid, reason = _validity(cand, first.mode, first.compute_cv, sharing, LOCKSTEP_CV)
             try:
                 pred = predict_measurements(cand.model, prof, cluster, test)

@@ -15,8 +15,8 @@ from hypothesis import given, settings, strategies as st
 
 from perfmodel import coarse
 from perfmodel.errors import SpecError
-from perfmodel.select import (SPREAD_BAND, default_candidates, select_model, spread_timeouts,
-                              timeout_band)
+from perfmodel.select import (TIMEOUT_BAND, default_candidates, select_model,
+                              timeouts_from_step_times, with_timeout_band)
 from perfmodel.specs import Cluster, Config, Profile
 from perfmodel.tuning import Measurement, parse_measurements
 
@@ -154,43 +154,43 @@ def test_spread_timeouts_reads_the_fewest_workers():
     comp = 0.1 * (PROF.t_forward + PROF.t_backward)
     ms = [Measurement(2, 1, 1.25e9, 150.0, step_time_std=9.0),        # ignored: more workers
           Measurement(1, 1, 1.25e9, 100.0, step_time_std=_spread(0.04, 1.0, 1, comp))]
-    q, used = spread_timeouts(PROF, clu, ms)
+    q, used = timeouts_from_step_times(PROF, clu, ms)
     assert q == pytest.approx(0.04) and used.workers == 1
     # a sync step's phase has K n_ps messages, an async worker's n_ps
     two = [Measurement(2, 2, 1.25e9, 150.0, step_time_std=_spread(0.04, 1.0, 4, comp))]
-    assert spread_timeouts(PROF, clu, two)[0] == pytest.approx(0.04)
+    assert timeouts_from_step_times(PROF, clu, two)[0] == pytest.approx(0.04)
     two_async = [Measurement(2, 2, 1.25e9, 150.0, mode="async",
                              step_time_std=_spread(0.04, 1.0, 2, comp))]
-    assert spread_timeouts(PROF, clu, two_async)[0] == pytest.approx(0.04)
+    assert timeouts_from_step_times(PROF, clu, two_async)[0] == pytest.approx(0.04)
     # the compute's spread scales with the measurement's batch
     big = [Measurement(1, 1, 1.25e9, 100.0, batch_size=64,
                        step_time_std=_spread(0.04, 1.0, 1, 2 * comp))]
-    assert spread_timeouts(PROF, clu, big)[0] == pytest.approx(0.04)
-    assert spread_timeouts(PROF, clu, [Measurement(1, 1, 1.25e9, 100.0)]) is None
+    assert timeouts_from_step_times(PROF, clu, big)[0] == pytest.approx(0.04)
+    assert timeouts_from_step_times(PROF, clu, [Measurement(1, 1, 1.25e9, 100.0)]) is None
     # the median, when given, is read first: 32 samples at 40/s is a 0.8 s mean step
     both = [Measurement(1, 1, 1.25e9, 40.0, step_time_std=9.0, step_time_median=0.64)]
-    assert spread_timeouts(PROF, clu, both)[0] == pytest.approx(0.08)
+    assert timeouts_from_step_times(PROF, clu, both)[0] == pytest.approx(0.08)
 
 
 def test_timeout_band_orders_the_grid_nearest_first():
     cand = default_candidates("sync", lossy=True)[0]
-    banded = timeout_band(cand, 0.033)
+    banded = with_timeout_band(cand, 0.033)
     values = banded.grid["timeout_probability"]
     assert values[0] == 0.033
-    assert all(0.033 / SPREAD_BAND <= v <= 0.033 * SPREAD_BAND for v in values)
+    assert all(0.033 / TIMEOUT_BAND <= v <= 0.033 * TIMEOUT_BAND for v in values)
     assert list(values) == sorted(values, key=lambda v: abs(v - 0.033))
     assert 0.02 in values and 0.06 in values and 0.015 not in values and 0.07 not in values
     assert banded.grid["link_efficiency"] == cand.grid["link_efficiency"]
-    assert timeout_band(cand, 0.0).grid["timeout_probability"] == (0.0,)
-    whole = timeout_band(cand, 0.033, math.inf).grid["timeout_probability"]
+    assert with_timeout_band(cand, 0.0).grid["timeout_probability"] == (0.0,)
+    whole = with_timeout_band(cand, 0.033, math.inf).grid["timeout_probability"]
     assert whole[0] == 0.033 and set(whole) == set(cand.grid["timeout_probability"]) | {0.033}
     plain = default_candidates("sync")[0]
-    assert timeout_band(plain, 0.05) is plain
+    assert with_timeout_band(plain, 0.05) is plain
     for bad, field in ((dict(probability=1.5), "probability"),
                        (dict(probability=0.1, band=0.5), "band"),
                        (dict(probability=0.1, band=float("nan")), "band")):
         with pytest.raises(SpecError) as err:
-            timeout_band(cand, **bad)
+            with_timeout_band(cand, **bad)
         assert err.value.field == field
 
 
@@ -210,21 +210,21 @@ def test_select_model_holds_q_near_the_spread():
           Measurement(2, 1, 1.25e9, runs[2], 32, "sync")]
     base = Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
     sel = select_model(PROF, base, ms, link_sharing="fair", lossy=True)
-    assert sel.spread_timeout == pytest.approx(0.06)
+    assert sel.timeout_estimate == pytest.approx(0.06)
     assert sel.chosen.overrides["timeout_probability"] == pytest.approx(0.06)
     assert "read off the step times" in sel.chosen.why and "1 worker" in sel.chosen.why
     got = sel.chosen.estimate(PROF, base, Config(n_replicas=8, n_ps=1)).throughput
     assert got == pytest.approx(runs[8], rel=1e-9)
-    assert sel.to_dict()["spread_timeout"] == pytest.approx(0.06)
+    assert sel.to_dict()["timeout_estimate"] == pytest.approx(0.06)
     # every candidate's q was held in the band
     for cal in sel.calibrated:
         q = cal.overrides.get("timeout_probability")
         assert q is None or 0.03 <= q <= 0.12
     off = select_model(PROF, base, ms, link_sharing="fair")
-    assert off.spread_timeout is None and "timeout_probability" not in off.chosen.overrides
+    assert off.timeout_estimate is None and "timeout_probability" not in off.chosen.overrides
     with pytest.raises(SpecError) as err:
-        select_model(PROF, base, ms, lossy=True, spread_band=0.5)
-    assert err.value.field == "spread_band"
+        select_model(PROF, base, ms, lossy=True, timeout_band=0.5)
+    assert err.value.field == "timeout_band"
 
 
 def test_select_model_spread_fixes_q_when_lossiness_is_unknown():
