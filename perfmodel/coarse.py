@@ -355,9 +355,7 @@ def timeout_probability_from_spread(step_time_std, timeout, messages, compute_st
     c = _c._checked("compute_std", compute_std)
     excess = np.maximum(sd * sd - c * c, 0.0) / (r * r)
     half = np.minimum(excess / 2.0, 0.25)            # pi (1 - pi)
-    pi = 0.5 * (1.0 - np.sqrt(1.0 - 4.0 * half))
-    out = 1.0 - (1.0 - pi) ** (1.0 / n)
-    return float(out) if out.ndim == 0 else out
+    return _per_message(0.5 * (1.0 - np.sqrt(1.0 - 4.0 * half)), n)
 
 
 def timeout_probability_from_delay(step_time_mean, step_time_median, timeout, messages):
@@ -415,7 +413,11 @@ def timeout_probability_from_delay(step_time_mean, step_time_median, timeout, me
     median = _c._checked("step_time_median", step_time_median, positive=True)
     r = _c._checked("timeout", timeout, positive=True)
     n = _c._checked("messages", messages, minimum=1, integer=True)
-    pi = np.clip((mean - median) / (2.0 * r), 0.0, 0.5)
+    return _per_message(np.clip((mean - median) / (2.0 * r), 0.0, 0.5), n)
+
+
+def _per_message(pi, n):
+    """q of one message from the chance ``pi = 1 - (1 - q)**n`` that a phase of n stalls."""
     out = 1.0 - (1.0 - pi) ** (1.0 / n)
     return float(out) if out.ndim == 0 else out
 

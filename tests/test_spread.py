@@ -365,4 +365,5 @@ def test_ns3_one_worker_stalls_read_by_delay_and_by_spread():
     assert got["sync"][0] == pytest.approx(0.069, abs=0.002)
     assert got["async"][1] == pytest.approx(0.196, abs=0.002)
     assert got["sync"][1] == pytest.approx(0.068, abs=0.002)
-    assert 1 / 1.5 < got["async"][0] / got["sync"][0] < 1.5
+    ratio = got["async"][0] / got["sync"][0]
+    assert 0.67 < ratio < 1.5
