@@ -246,6 +246,43 @@ class Measurement:
             set_(self, "step_time_median", _positive("step_time_median", self.step_time_median,
                                                       "s"))
 
+    @classmethod
+    def from_step_times(cls, workers, n_ps, bandwidth, step_times, batch_size: int,
+                        mode: str | None = None) -> "Measurement":
+        """A measurement from a log of one worker's step times (s).
+
+        The throughput is ``workers * batch_size / mean``; ``step_time_std``
+        (ddof 1) and ``step_time_median`` come with it, so a lossy link's
+        timeouts can be read off the log (:mod:`perfmodel.select`).  Sync:
+        the step times; async: one worker's cycle times (the workers are
+        taken as alike).  Drop warm-up steps first.
+
+        Raises
+        ------
+        SpecError
+            ``step_times``: fewer than 2, or not all finite and > 0; and
+            the other fields as for the constructor.
+
+        Examples
+        --------
+        >>> m = Measurement.from_step_times(2, 1, "10Gbps", [0.6, 0.6, 1.6, 0.6], 32)
+        >>> round(m.throughput, 3), m.step_time_median, round(m.step_time_std, 3)
+        (75.294, 0.6, 0.5)
+        """
+        try:
+            t = np.asarray(step_times, dtype=float).ravel()
+        except (TypeError, ValueError):
+            _bad("step_times", f"expected step times in seconds, got {step_times!r}")
+        if t.size < 2:
+            _bad("step_times", f"expected at least 2 step times, got {t.size}")
+        ok = np.isfinite(t) & (t > 0)
+        if not ok.all():
+            _bad("step_times", f"expected finite step times > 0, got {float(t[~ok][0])!r}")
+        batch = _int("batch_size", batch_size, 1)
+        workers = _int("workers", workers, 1)
+        return cls(workers, n_ps, bandwidth, workers * batch / float(t.mean()), batch, mode,
+                   step_time_std=float(t.std(ddof=1)), step_time_median=float(np.median(t)))
+
     @property
     def label(self) -> str:
         """``"line 3"`` when read from a file, else the configuration."""

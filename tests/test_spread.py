@@ -367,3 +367,26 @@ def test_ns3_one_worker_stalls_read_by_delay_and_by_spread():
     assert got["sync"][1] == pytest.approx(0.068, abs=0.002)
     ratio = got["async"][0] / got["sync"][0]
     assert 0.67 < ratio < 1.5
+
+
+def test_measurement_from_a_log_of_step_times():
+    steps = [0.6, 0.6, 1.6, 0.6]             # one stall of 1 s among four steps
+    m = Measurement.from_step_times(2, 1, "10Gbps", steps, 32, "sync")
+    assert m.throughput == pytest.approx(2 * 32 / 0.85)
+    assert m.step_time_median == 0.6 and m.step_time_std == pytest.approx(0.5)
+    assert m.bandwidth == 1.25e9 and m.mode == "sync" and m.batch_size == 32
+    for bad, text in (([1.0], "at least 2"), ([0.5, -1.0], "-1.0"),
+                      ([0.5, float("nan")], "nan"), ("ab", "seconds")):
+        with pytest.raises(SpecError, match=text) as err:
+            Measurement.from_step_times(1, 1, "1Gbps", bad, 32)
+        assert err.value.field == "step_times"
+    # a log of the simulator's stalled steps gives back its q through the selection's reading
+    from perfmodel.sim import Trace, simulate
+
+    trace = Trace.from_layers([1e8], [0.1], [0.2], 0.01, overlap=False)
+    res = simulate(trace, 1, 1.25e9, mode="sync", steps=3000, warmup=10, seed=5,
+                   timeout_probability=0.05, retransmit_timeout=1.0)
+    logged = Measurement.from_step_times(1, 1, 1.25e9, res.step_times, 1)
+    prof = Profile(model_bytes=1e8, t_forward=0.1, t_backward=0.2, t_update=0.01, batch_size=1)
+    clu = Cluster(machines=2, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
+    assert timeouts_from_step_times(prof, clu, [logged])[0] == pytest.approx(0.05, rel=0.15)
