@@ -166,6 +166,13 @@ def _check_level(name: str, value: float) -> float:
     return float(value)
 
 
+def _check_band(name: str, value: float) -> float:
+    """A band factor: a number >= 1 (``math.inf`` allowed)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1.0:
+        raise SpecError(name, f"must be a number >= 1, got {value!r}")
+    return float(value)
+
+
 def _check_width(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or not math.isfinite(value) or value < 0:
@@ -502,8 +509,7 @@ def with_timeout_band(candidate: Candidate, probability: float,
     """
     if not (0.0 <= probability <= 1.0):
         raise SpecError("probability", f"must be in [0, 1], got {probability!r}")
-    if not (isinstance(band, (int, float)) and band >= 1.0):
-        raise SpecError("band", f"must be a number >= 1, got {band!r}")
+    band = _check_band("band", band)
     grid = dict(candidate.grid)
     if "timeout_probability" not in grid:
         return candidate
@@ -950,8 +956,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if compute_cv is None:
         compute_cv = getattr(cluster, "compute_cv", None)
     lockstep_cv = _check_width("lockstep_cv", lockstep_cv)
-    if not (isinstance(timeout_band, (int, float)) and timeout_band >= 1.0):
-        raise SpecError("timeout_band", f"must be a number >= 1, got {timeout_band!r}")
+    timeout_band = _check_band("timeout_band", timeout_band)
     cands = tuple(default_candidates(mode, overlap=overlap, lossy=lossy, simulate=simulate)
                   if candidates is None else candidates)
     if not cands:

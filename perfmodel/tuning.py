@@ -159,23 +159,14 @@ def _int(field: str, value, minimum: int) -> int:
     return value
 
 
-def _positive(field: str, value, unit: str) -> float:
+def _positive(field: str, value, unit: str, *, zero: bool = False) -> float:
+    """A finite quantity > 0 (>= 0 with ``zero``), unit strings accepted."""
     try:
         number = units.parse(value.strip() if isinstance(value, str) else value, unit)
     except SpecError as err:
         raise err.within(field) from None
-    if not math.isfinite(number) or number <= 0:
-        _bad(field, f"expected a finite number > 0, got {value!r}")
-    return number
-
-
-def _nonnegative(field: str, value, unit: str) -> float:
-    try:
-        number = units.parse(value.strip() if isinstance(value, str) else value, unit)
-    except SpecError as err:
-        raise err.within(field) from None
-    if not math.isfinite(number) or number < 0:
-        _bad(field, f"expected a finite number >= 0, got {value!r}")
+    if not math.isfinite(number) or number < 0 or (number == 0 and not zero):
+        _bad(field, f"expected a finite number {'>=' if zero else '>'} 0, got {value!r}")
     return number
 
 
@@ -241,7 +232,8 @@ class Measurement:
             set_(self, "mode", mode)
         set_(self, "line", _int("line", self.line, 0))
         if self.step_time_std is not None:
-            set_(self, "step_time_std", _nonnegative("step_time_std", self.step_time_std, "s"))
+            set_(self, "step_time_std", _positive("step_time_std", self.step_time_std, "s",
+                                                   zero=True))
         if self.step_time_median is not None:
             set_(self, "step_time_median", _positive("step_time_median", self.step_time_median,
                                                       "s"))
@@ -1209,9 +1201,9 @@ def _sensitive(obj, profile: Profile, cluster: Cluster, ms, name: str, values) -
     return not np.allclose(a, b, rtol=1e-12, atol=0.0)
 
 
-def _spread_band(profile, cluster, ms, grid, grids) -> dict:
-    """The timeout probabilities the measured step-time spread allows, when fitted
-    from the default grid (:func:`perfmodel.select.timeouts_from_step_times`, within
+def _step_time_band(profile, cluster, ms, grid, grids) -> dict:
+    """The timeout probabilities the measured step times (median or spread) allow, when
+    fitted from the default grid (:func:`perfmodel.select.timeouts_from_step_times`, within
     :data:`perfmodel.select.TIMEOUT_BAND`); {} otherwise."""
     from .select import TIMEOUT_BAND, _band_values, timeouts_from_step_times
 
@@ -1295,8 +1287,8 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
         no ``per_flow_cap``), so the calibrated training error is never above
         the uncalibrated one.  One exception: when ``timeout_probability`` is
         fitted from its default grid and measurements carry a
-        ``step_time_std``, its values are those within
-        :data:`perfmodel.select.TIMEOUT_BAND` of what the spread implies
+        ``step_time_median`` or ``step_time_std``, its values are those within
+        :data:`perfmodel.select.TIMEOUT_BAND` of what the step times imply
         (:func:`perfmodel.select.timeouts_from_step_times`), as the model selection
         holds them.
     cv : "loo", int or None
@@ -1367,7 +1359,7 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
     grid = _calibration_grids(params, grids, SIM_GRIDS if _is_simulator(obj) else
                               CALIBRATION_GRIDS)
     grid = {k: _checked_values(cluster, k, v) for k, v in grid.items()}
-    banded = _spread_band(profile, cluster, ms, grid, grids)
+    banded = _step_time_band(profile, cluster, ms, grid, grids)
     grid.update(banded)
     memo = _Memo(obj)
     # The cluster's own value is always a candidate: calibrating never makes
