@@ -57,7 +57,8 @@ from .errors import PerfModelError, SpecError
 from .specs import Cluster, Config, Profile
 
 __all__ = ["BUILTIN_PATH", "DL2Record", "parse_dl2", "load_builtin", "default_candidates",
-           "DL2Fit", "network", "fit_model", "OptimusCandidate", "DL2Report", "validate_dl2"]
+           "utilization_ceiling", "DL2Fit", "network", "fit_model", "OptimusCandidate",
+           "DL2Report", "validate_dl2"]
 
 #: The built-in, unchanged copy of DL2's ``config_speed.txt``.
 BUILTIN_PATH = Path(__file__).parent / "zoo" / "dl2" / "dl2_config_speed.txt"
@@ -189,6 +190,47 @@ def load_builtin() -> list[DL2Record]:
     """The records of the built-in copy of DL2's file (804 rows)."""
     from .io import read_text
     return parse_dl2(read_text(BUILTIN_PATH), source=BUILTIN_PATH.name)
+
+
+def utilization_ceiling(records, *, capacity: float | None = None):
+    """The CPU ceiling on the job speed fitted to DL2 records of one DNN (issue 10).
+
+    Every DL2 row carries each server's and each worker's CPU usage; the
+    busiest server's and the workers' mean, with the row's speed, give
+    the service demands of a step (the utilization law), and
+    :func:`perfmodel.operational.fit_utilization_ceiling` extrapolates them.
+
+    Parameters
+    ----------
+    records : sequence of DL2Record
+        Measured (non-failed) rows of one DNN: at least 3 with 2 worker counts.
+    capacity : float, optional
+        Cores of a container; default the largest reading in ``records``.
+        The DL2 containers read at most 2.02 cores; the validation passes
+        the largest reading over every DNN's training rows, since the
+        limit is the testbed's, not the DNN's.
+
+    Returns
+    -------
+    perfmodel.operational.UtilizationCeiling
+
+    Raises
+    ------
+    SpecError
+        Too few records or worker counts, or a failed record.
+    """
+    from .operational import fit_utilization_ceiling
+
+    recs = list(records)
+    failed = [r for r in recs if r.failed]
+    if failed:
+        raise SpecError("records", f"line {failed[0].line}: a failed run (zero speed) "
+                        "has no utilization to read")
+    return fit_utilization_ceiling([r.n_ps for r in recs], [r.n_workers for r in recs],
+                                   [r.batch_size for r in recs], [r.speed for r in recs],
+                                   [max(r.ps_cpu) for r in recs],
+                                   [float(np.mean(r.worker_cpu)) for r in recs],
+                                   capacity=capacity)
 
 
 # --------------------------------------------------------------------------

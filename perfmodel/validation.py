@@ -29,9 +29,14 @@ every stage fits the job's unknowns ``(c, tau, u)`` (compute per sample,
 transfer of the model, update) on the 2 smallest server counts x 2 smallest
 worker counts, as :func:`perfmodel.dl2.validate_dl2` does; ``default`` keeps
 the network parameters at their defaults, ``calibrated`` also chooses
-``update_growth`` from :data:`DL2_GROWTH` (best training error).  The
-selected row picks among all models at both stages by LOO on the 4 points.
-Optimus (fitted on the same 4 points) is the baseline.
+``update_growth`` from :data:`DL2_GROWTH` (best training error) and holds
+the prediction under the CPU ceiling of the same 4 runs
+(:func:`perfmodel.dl2.utilization_ceiling`, the utilization law; the
+containers' capacity is the largest CPU reading of any DNN's calibration
+runs, since the limit is the testbed's).  The selected row picks among all
+models at both stages by LOO on the 4 points and is capped the same way.
+Optimus (fitted on the same 4 points) is the baseline, shown capped as its
+``calibrated`` stage; ``cpu-ceiling`` is the ceiling alone.
 
 ns-3 (:func:`ns3_cells`)
 ------------------------
@@ -190,6 +195,23 @@ def _dl2_loo(model, train, growth, start) -> list[float]:
     return out
 
 
+def _dl2_ceiling(train, test, capacity) -> list | None:
+    """The CPU ceiling fitted on ``train`` at each ``test`` record, or None when it cannot
+    be fitted (fewer than 3 runs or one worker count)."""
+    from .dl2 import utilization_ceiling
+
+    try:
+        ceiling = utilization_ceiling(train, capacity=capacity)
+    except SpecError:
+        return None
+    return [ceiling.speed(r.n_ps, r.n_workers, r.batch_size) for r in test]
+
+
+def _capped(pred, ceiling) -> list:
+    """``pred`` held at or below ``ceiling`` (unchanged when there is none)."""
+    return list(pred) if ceiling is None else list(np.minimum(pred, ceiling))
+
+
 def _split_dl2(recs, train_size=2):
     ps = sorted({r.n_ps for r in recs})[:train_size]
     ws = sorted({r.n_workers for r in recs})[:train_size]
@@ -227,6 +249,9 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
     for r in records:
         if not r.failed:
             by_dnn.setdefault(r.model, []).append(r)
+    # a container's CPU limit is the testbed's: the largest reading of any DNN's runs
+    capacity = max(max((*r.ps_cpu, *r.worker_cpu))
+                   for recs in by_dnn.values() for r in _split_dl2(recs)[0])
     if dnns is not None:
         unknown = [d for d in dnns if d not in by_dnn]
         if unknown:
@@ -237,6 +262,11 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
         train, test = _split_dl2(recs)
         meas = [r.speed for r in test]
         nt, ns = len(train), len(test)
+        ceiling = _dl2_ceiling(train, test, capacity)
+        if ceiling is not None:
+            cells.append(Cell("dl2", dnn, "sync", "cpu-ceiling", "calibrated", nt, ns,
+                              *_errors(ceiling, meas),
+                              detail=f"utilization law, capacity {capacity:g} cores"))
         scores, variants = [], []
         for name, model in _dl2_models().items():
             try:
@@ -248,7 +278,8 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
             for stage, fit, growth, k in (("default", base, 0.0, 3),
                                           ("calibrated", cal, DL2_GROWTH, 4)):
                 pred = [fit.predict(r.n_ps, r.n_workers, r.batch_size) for r in test]
-                mean, worst = _errors(pred, meas)
+                mean, worst = _errors(_capped(pred, ceiling) if stage == "calibrated" else pred,
+                                      meas)
                 g = fit.cluster.update_growth
                 cells.append(Cell("dl2", dnn, "sync", name, stage, nt, ns, mean, worst,
                                   detail=f"update_growth={g:g}"))
@@ -262,9 +293,16 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
         pred = [r.batch_size * float(opt.speed(r.n_workers, r.n_ps)) for r in test]
         cells.append(Cell("dl2", dnn, "sync", "optimus", "default", nt, ns, *_errors(pred, meas),
                           detail="Optimus's formula fitted on the same points"))
+        if ceiling is not None:
+            cells.append(Cell("dl2", dnn, "sync", "optimus", "calibrated", nt, ns,
+                              *_errors(_capped(pred, ceiling), meas),
+                              detail="capped at the CPU ceiling"))
         fitted = [s for s in scores if not s.error]
         pick, why = choose(fitted)
         label, pred, loo = next(v for v in variants if v[0] == fitted[pick].name)
+        if ceiling is not None:
+            pred = _capped(pred, ceiling)
+            why += "; capped at the CPU ceiling of the same runs (utilization law)"
         # the same widening as Calibrated(extrapolation="linear"), by workers
         k_cal = max(r.n_workers for r in train)
         h = [interval_halfwidth(loo, LEVEL) * max(1.0, r.n_workers / k_cal) for r in test]

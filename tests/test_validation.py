@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
 from perfmodel import dl2, zoo
@@ -123,13 +124,40 @@ def test_dl2_default_stage_equals_validate_dl2(vgg_cells):
             assert c.max_error == pytest.approx(ref[c.model]["max_error"], rel=1e-6)
 
 
-def test_dl2_selected_is_one_of_the_variants(vgg_cells):
+def test_dl2_selected_is_one_of_the_variants_capped(vgg_cells):
+    """The selected row is the chosen variant's prediction held under the CPU ceiling
+    fitted on the same 4 runs, with the testbed's capacity (all DNNs' largest reading)."""
+    from perfmodel.validation import _dl2_fit, _dl2_models, _split_dl2, DL2_GROWTH
+
     sel = next(c for c in vgg_cells if c.stage == "selected")
     assert sel.n_train == 4 and 0 <= sel.coverage <= 1
+    assert "capped at the CPU ceiling" in sel.detail
     chosen = sel.detail.split(" (closed form)")[0]          # "sync-fcfs (default)"
     name, stage = chosen.rsplit(" (", 1)
-    ref = next(c for c in vgg_cells if c.model == name and c.stage == stage.rstrip(")"))
-    assert sel.mean_error == ref.mean_error
+    recs = [r for r in dl2.load_builtin() if not r.failed]
+    capacity = max(max((*r.ps_cpu, *r.worker_cpu))
+                   for d in {r.model for r in recs}
+                   for r in _split_dl2([x for x in recs if x.model == d])[0])
+    assert capacity == pytest.approx(2.022)
+    train, test = _split_dl2([r for r in recs if r.model == "vgg-16"])
+    model = _dl2_models()[name]
+    fit = _dl2_fit(model, train, 0.0)
+    if stage.rstrip(")") == "calibrated":
+        fit = _dl2_fit(model, train, DL2_GROWTH, (fit.c, fit.tau, fit.u))
+    ceiling = dl2.utilization_ceiling(train, capacity=capacity)
+    pred = np.array([min(fit.predict(r.n_ps, r.n_workers, r.batch_size),
+                         ceiling.speed(r.n_ps, r.n_workers, r.batch_size)) for r in test])
+    meas = np.array([r.speed for r in test])
+    assert sel.mean_error == pytest.approx(np.mean(np.abs(pred / meas - 1)), rel=1e-9)
+
+
+def test_dl2_ceiling_lowers_the_selected_error(vgg_cells):
+    """On vgg-16 the ceiling cuts the sync models' high predictions at many servers: the
+    calibrated (capped) stage is at least as good as the default stage for every model."""
+    err = {(c.model, c.stage): c.mean_error for c in vgg_cells}
+    for name in ("sync-ps", "sync-fcfs", "sync-hybrid", "optimus"):
+        assert err[(name, "calibrated")] <= err[(name, "default")] + 1e-12
+    assert err[("cpu-ceiling", "calibrated")] < 0.5
 
 
 def test_matrix_tables_and_json(vgg_cells, tmp_path):
