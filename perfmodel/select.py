@@ -122,7 +122,7 @@ from .specs import Cluster, Config, Profile
 
 __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "TIMEOUT_BAND", "Candidate",
            "LockStep", "BlockTrace", "default_candidates", "timeouts_from_step_times",
-           "with_timeout_band",
+           "with_timeout_band", "cpu_ceiling",
            "interval_halfwidth", "Calibrated", "Score", "Selection", "choose",
            "calibrate_candidate", "select_model"]
 
@@ -529,6 +529,61 @@ def _band_values(values, probability: float, band: float) -> tuple:
 # Intervals
 # --------------------------------------------------------------------------
 
+def cpu_ceiling(profile: Profile, measurements, *, capacity: float | None = None):
+    """The CPU ceiling the measured sync runs' CPU readings put on the speed, or None.
+
+    Uses the sync measurements with at least one server and both
+    ``server_cpu`` and ``worker_cpu``
+    (:func:`perfmodel.operational.fit_utilization_ceiling`: each run's
+    demands per step from the utilization law, extrapolated in workers and
+    servers); a step's samples are ``workers * batch_size`` (the profile's
+    batch when the run gives none).  Async runs have no common step and
+    are not used.
+
+    Parameters
+    ----------
+    profile : Profile
+    measurements : sequence of perfmodel.tuning.Measurement
+    capacity : float or None, cores
+        CPU a server or a worker may use; None: the largest reading, right
+        when some run saturated a server or a worker.
+
+    Returns
+    -------
+    perfmodel.operational.UtilizationCeiling or None
+        None when fewer than 3 such runs or only one worker count.
+    """
+    from .operational import fit_utilization_ceiling
+
+    ms = [m for m in measurements if (m.mode or "sync") == "sync" and m.n_ps >= 1
+          and m.server_cpu is not None and m.worker_cpu is not None]
+    if len(ms) < 3 or len({m.workers for m in ms}) < 2:
+        return None
+    batch = [m.workers * (m.batch_size or profile.batch_size) for m in ms]
+    return fit_utilization_ceiling([m.n_ps for m in ms], [m.workers for m in ms], batch,
+                                   [m.throughput for m in ms], [m.server_cpu for m in ms],
+                                   [m.worker_cpu for m in ms], capacity=capacity)
+
+
+def _under_ceiling(est: Estimate, ceiling, config: Config) -> Estimate:
+    """``est`` slowed to the CPU ceiling where it predicts more (sync, with servers)."""
+    if ceiling is None or config.mode != "sync" or config.n_ps < 1 or est.throughput <= 0:
+        return est
+    samples = est.throughput * est.step_time
+    top = float(ceiling.speed(config.n_ps, config.n_replicas, samples))
+    if est.throughput <= top:
+        return est
+    ratio = top / est.throughput
+    step = samples / top
+    phases = dict(est.phases, cpu_ceiling=step - est.step_time) if est.phases else {}
+    interval = (None if est.throughput_interval is None else
+                tuple(v * ratio for v in est.throughput_interval))
+    return dataclasses.replace(
+        est, step_time=step, throughput=top, phases=phases, bottleneck="cpu ceiling",
+        epoch_time=None if est.epoch_time is None else est.epoch_time / ratio,
+        throughput_interval=interval, meta=dict(est.meta, cpu_ceiling=top))
+
+
 def interval_halfwidth(log_residuals: Sequence[float], level: float = 0.9, *,
                        min_width: float = 0.02, prior_width: float = 0.3) -> float:
     """Half-width h (in log throughput) of the interval ``[T e^-h, T e^h]``.
@@ -603,6 +658,10 @@ class Calibrated:
         extrapolation widening).
     extrapolation : {"linear", "none"}
         Widening beyond ``calibration_workers`` (see the module docstring).
+    ceiling : perfmodel.operational.UtilizationCeiling or None
+        The CPU ceiling of the calibration runs (:func:`cpu_ceiling`); a sync
+        estimate above it is slowed to it (``bottleneck = "cpu ceiling"``,
+        a ``cpu_ceiling`` phase holds the added seconds).
     """
 
     name: str
@@ -616,6 +675,7 @@ class Calibrated:
     prior_width: float = 0.3
     calibration_workers: int | None = None
     extrapolation: str = "linear"
+    ceiling: Any = None
 
     def __post_init__(self):
         _check_level("level", self.level)
@@ -651,6 +711,7 @@ class Calibrated:
         ``meta["calibration"]`` the fitted tunables.
         """
         est = self.model.estimate(workload, cluster.replace(**dict(self.overrides)), config)
+        est = _under_ceiling(est, self.ceiling, config)
         h = self.halfwidth_at(config.n_replicas)
         low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
         source = f"LOO residuals of {len(self.log_residuals)} calibration points"
@@ -846,12 +907,17 @@ class Selection:
         The timeout probability read off the step times
         (:func:`timeouts_from_step_times`) that held every candidate's q
         near it; None when none was used.
+    ceiling : perfmodel.operational.UtilizationCeiling or None
+        The CPU ceiling of the runs (:func:`cpu_ceiling`) that caps the
+        chosen model's sync estimates; None when the runs carry no CPU
+        readings.
     """
 
     chosen: Calibrated
     scores: tuple
     calibrated: tuple
     timeout_estimate: float | None = None
+    ceiling: Any = None
 
     def to_dict(self) -> dict:
         """JSON-ready summary."""
@@ -861,6 +927,8 @@ class Selection:
                 "calibration": dict(self.chosen.overrides),
                 "halfwidth": self.chosen.halfwidth, "level": self.chosen.level,
                 "timeout_estimate": self.timeout_estimate,
+                "cpu_ceiling": (None if self.ceiling is None else
+                                dataclasses.asdict(self.ceiling)),
                 "candidates": [dict(dataclasses.asdict(s), loo_error=num(s.loo_error))
                                for s in self.scores]}
 
@@ -881,7 +949,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  link_sharing: str | None = None, lockstep_cv: float = LOCKSTEP_CV,
                  level: float = 0.9, tolerance: float = 0.01,
                  extrapolation: str = "linear", lossy: bool | None = False,
-                 timeout_band: float = TIMEOUT_BAND, simulate: bool = False) -> Selection:
+                 timeout_band: float = TIMEOUT_BAND, simulate: bool = False,
+                 cpu_capacity: float | None = None) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -929,6 +998,12 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         every grid value, the estimate first: with calibration points far
         apart, e.g. 1 and 12 workers, the means alone separate q from the
         efficiency, and the band then costs a little, see the README).
+    cpu_capacity : float or None, cores
+        When 3 or more sync measurements carry ``server_cpu`` and
+        ``worker_cpu``, the chosen model's estimates are capped at the CPU
+        ceiling they imply (:func:`cpu_ceiling`, the utilization law) with
+        this capacity per server or worker; None: the largest reading.
+        Leave-one-out errors are the models' own, before the cap.
 
     Returns
     -------
@@ -982,6 +1057,10 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if spread is not None:
         why += (f"; timeout probability held near {spread[0]:.3g}, read off the step times "
                 f"at {spread[1].workers} worker{'s' if spread[1].workers > 1 else ''}")
-    chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation)
+    ceiling = cpu_ceiling(profile, ms, capacity=cpu_capacity) if mode == "sync" else None
+    if ceiling is not None:
+        why += "; capped at the CPU ceiling of the runs (utilization law)"
+    chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
+                                 ceiling=ceiling)
     return Selection(chosen, tuple(scores), tuple(fitted),
-                     None if spread is None else spread[0])
+                     None if spread is None else spread[0], ceiling)

@@ -51,6 +51,11 @@ column                required   meaning
                                  string; with the mean step (from the throughput)
                                  a reading of the timeout probability robust to
                                  rare long stalls, used before ``step_time_std``
+``server_cpu``        no         CPU usage of the busiest parameter server, cores
+                                 (``1.9`` = 1.9 cores busy); with ``worker_cpu``
+                                 on 3 or more sync runs it caps the predictions
+                                 at the CPU ceiling (:mod:`perfmodel.operational`)
+``worker_cpu``        no         mean CPU usage of the workers, cores
 ====================  =========  =================================================
 
 Example::
@@ -119,6 +124,7 @@ __all__ = ["Measurement", "MEASUREMENT_COLUMNS", "OBJECTIVES", "RHO_GRID", "pars
 MEASUREMENT_COLUMNS: dict[str, bool] = {
     "workers": True, "n_ps": True, "bandwidth": True, "throughput": True,
     "batch_size": False, "mode": False, "step_time_std": False, "step_time_median": False,
+    "server_cpu": False, "worker_cpu": False,
 }
 
 #: Objectives over relative throughput errors ``|predicted - measured| / measured``.
@@ -200,6 +206,11 @@ class Measurement:
         (``workers * batch / throughput``) exceeds it by the expected stall,
         a reading of the timeout probability robust to rare long stalls
         (:func:`perfmodel.coarse.timeout_probability_from_delay`).
+    server_cpu, worker_cpu : float or None, cores
+        CPU usage of the busiest server and the workers' mean during the run;
+        None: not measured.  With the throughput they give each resource's
+        demand per step (the utilization law), hence a ceiling on the speed
+        of configurations not run (:func:`perfmodel.select.cpu_ceiling`).
 
     Raises
     ------
@@ -216,6 +227,8 @@ class Measurement:
     line: int = 0
     step_time_std: float | None = None
     step_time_median: float | None = None
+    server_cpu: float | None = None
+    worker_cpu: float | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -237,6 +250,9 @@ class Measurement:
         if self.step_time_median is not None:
             set_(self, "step_time_median", _positive("step_time_median", self.step_time_median,
                                                       "s"))
+        for name in ("server_cpu", "worker_cpu"):
+            if getattr(self, name) is not None:
+                set_(self, name, _positive(name, getattr(self, name), "1", zero=True))
 
     @classmethod
     def from_step_times(cls, workers, n_ps, bandwidth, step_times, batch_size: int,

@@ -1,5 +1,8 @@
 """Operational analysis: the utilization law, the bottleneck bound and the CPU ceiling."""
 
+import dataclasses
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -125,3 +128,91 @@ def test_dl2_resnet50_ceiling_on_its_calibration_runs():
     assert 50 < c.speed(16, 1, 32) < 70 and min(plateau) > 48 and max(plateau) < 63
     with pytest.raises(SpecError, match="zero speed"):
         dl2.utilization_ceiling([r for r in dl2.load_builtin() if r.failed][:3] + train)
+
+
+# ---------------------------------------------------------------- in the selection
+
+def _runs_with_cpu(truth, ceiling, profile, cluster, cells):
+    """Sync measurements of ``truth`` at (workers, servers) with the CPU readings a job with
+    ``ceiling``'s demands shows at those speeds."""
+    from perfmodel.specs import Config
+    from perfmodel.tuning import Measurement
+
+    out = []
+    for w, p in cells:
+        x = truth.estimate(profile, cluster, Config(n_replicas=w, n_ps=p)).throughput
+        step = w * profile.batch_size / x
+        out.append(Measurement(w, p, cluster.nic_bandwidth, x,
+                               server_cpu=float(ceiling.server_demand(p, w)) / step,
+                               worker_cpu=float(ceiling.worker_demand(w, w * profile.batch_size))
+                               / step))
+    return out
+
+
+def test_select_model_caps_the_chosen_estimate_at_the_runs_cpu_ceiling():
+    """Runs at {1,2} workers x {1,2} servers carry CPU readings of a job whose busiest server
+    needs (0.5 + 0.5 w) / p core-seconds a step: the selection fits that ceiling back and
+    slows the chosen model to it where the model is faster (8 workers on 1 server), with
+    the added seconds as a ``cpu_ceiling`` phase; where the model is slower it is unchanged."""
+    from perfmodel import zoo
+    from perfmodel.coarse import SyncCoarse
+    from perfmodel.select import select_model
+    from perfmodel.specs import Config
+
+    prof = zoo.profile("resnet50-pipedream").replace(t_update=0.02)
+    clu = zoo.cluster("aws-p3.2xlarge").replace(machines=32)
+    true = UtilizationCeiling(2.0, (0.05, 0.002), (0.5, 0.5, 1.0))
+    runs = _runs_with_cpu(SyncCoarse("ps"), true, prof, clu, [(1, 1), (2, 1), (1, 2), (2, 2)])
+    sel = select_model(prof, clu, runs, cpu_capacity=2.0)
+    assert sel.ceiling.server == pytest.approx(true.server, rel=1e-4)
+    assert "CPU ceiling" in sel.chosen.why
+    plain = select_model(prof, clu, [dataclasses.replace(m, server_cpu=None) for m in runs])
+    assert plain.ceiling is None and "CPU ceiling" not in plain.chosen.why
+    for w, p in [(8, 1), (1, 4)]:
+        cfg = Config(n_replicas=w, n_ps=p)
+        free = plain.chosen.estimate(prof, clu, cfg)
+        est = sel.chosen.estimate(prof, clu, cfg)
+        top = true.speed(p, w, w * prof.batch_size)
+        assert est.throughput == pytest.approx(min(free.throughput, top), rel=1e-4)
+        low, high = est.throughput_interval
+        assert low <= est.throughput <= high
+        if (w, p) == (8, 1):             # 2.25 s of server CPU against the model's 1.77 s
+            assert free.throughput > top and est.bottleneck == "cpu ceiling"
+            assert sum(est.phases.values()) == pytest.approx(est.step_time)
+            assert est.phases["cpu_ceiling"] > 0
+        else:
+            assert free.throughput < top and est.bottleneck == free.bottleneck
+    data = json.loads(json.dumps(sel.to_dict()))
+    assert data["cpu_ceiling"]["capacity"] == 2.0
+    # async runs have no common step: no ceiling
+    asy = [dataclasses.replace(m, mode="async") for m in runs]
+    assert select_model(prof, clu, asy).ceiling is None
+
+
+def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
+    from perfmodel import zoo
+    from perfmodel.cli import main
+    from perfmodel.coarse import SyncCoarse
+    from perfmodel.io import load_measurements
+    from perfmodel.select import select_model
+    from perfmodel.specs import Config
+
+    prof, clu = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")
+    true = UtilizationCeiling(2.0, (0.05, 0.002), (0.5, 0.5, 1.0))
+    runs = _runs_with_cpu(SyncCoarse("ps"), true, prof, clu, [(1, 1), (2, 1), (1, 2), (2, 2)])
+    path = tmp_path / "runs.csv"
+    path.write_text("workers,n_ps,bandwidth,throughput,server_cpu,worker_cpu\n" + "".join(
+        f"{m.workers},{m.n_ps},{m.bandwidth},{m.throughput},{m.server_cpu},{m.worker_cpu}\n"
+        for m in runs))
+    code = main(["predict", "--measurements", str(path), "--workers", "8", "--format", "json"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    (record,) = json.loads(out)
+    chosen = select_model(prof, clu, load_measurements(path)).chosen
+    est = chosen.estimate(prof, clu, Config(n_replicas=8))
+    assert record["throughput"] == pytest.approx(est.throughput)
+    assert record["bottleneck"] == "cpu ceiling"
+    path.write_text("workers,n_ps,bandwidth,throughput,server_cpu\n1,1,10Gbps,100,x\n")
+    code = main(["predict", "--measurements", str(path), "--workers", "8"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "server_cpu" in err and len(err.strip().splitlines()) == 1
