@@ -340,6 +340,9 @@ def _add_selection_flags(p) -> None:
     p.add_argument("--link", choices=("fair", "fifo"),
                    help="with --measurements: how the server's link queue shares bandwidth, "
                         "when known (rules out the models of the other sharing)")
+    p.add_argument("--cpu-capacity", type=float, metavar="CORES",
+                   help="with --measurements carrying server_cpu and worker_cpu: cores a "
+                        "server or worker may use (default: the largest reading)")
 
 
 def _selected(args, profile, cluster):
@@ -349,7 +352,8 @@ def _selected(args, profile, cluster):
     selection = select_model(profile, cluster, io.load_measurements(args.measurements),
                              overlap=bool(args.overlap), lossy=bool(getattr(args, "lossy", False)),
                              simulate=bool(getattr(args, "simulate", False)),
-                             link_sharing=getattr(args, "link", None))
+                             link_sharing=getattr(args, "link", None),
+                             cpu_capacity=getattr(args, "cpu_capacity", None))
     return selection.chosen
 
 

@@ -216,3 +216,27 @@ def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
     code = main(["predict", "--measurements", str(path), "--workers", "8"])
     _, err = capsys.readouterr()
     assert code == 2 and "server_cpu" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_cpu_capacity_flag(capsys, tmp_path):
+    """--cpu-capacity: 2 cores cap 8 workers on one server, 4 cores allow more; a bad value
+    exits 2 with one line."""
+    from perfmodel.cli import main
+
+    path = tmp_path / "runs.csv"
+    path.write_text("workers,n_ps,bandwidth,throughput,server_cpu,worker_cpu\n"
+                    "1,1,10Gbps,204.2,1.57,0.2\n2,1,10Gbps,323.8,1.9,0.2\n"
+                    "1,2,10Gbps,207.5,0.8,0.2\n2,2,10Gbps,414.9,1.2,0.2\n")
+    tops = []
+    for cap in ("2", "4"):
+        code = main(["predict", "--measurements", str(path), "--workers", "8",
+                     "--cpu-capacity", cap, "--format", "json"])
+        out, _ = capsys.readouterr()
+        assert code == 0
+        (record,) = json.loads(out)
+        tops.append((record["throughput"], record["bottleneck"]))
+    assert tops[0][1] == "cpu ceiling" and tops[1][0] > tops[0][0]
+    code = main(["predict", "--measurements", str(path), "--workers", "8", "--cpu-capacity",
+                 "-1"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "capacity" in err and len(err.strip().splitlines()) == 1
