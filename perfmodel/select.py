@@ -122,7 +122,7 @@ from .specs import Cluster, Config, Profile
 
 __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "TIMEOUT_BAND", "Candidate",
            "LockStep", "BlockTrace", "default_candidates", "timeouts_from_step_times",
-           "with_timeout_band", "cpu_ceiling",
+           "with_timeout_band", "timeout_why", "cpu_ceiling",
            "interval_halfwidth", "Calibrated", "Score", "Selection", "choose",
            "calibrate_candidate", "select_model"]
 
@@ -489,6 +489,13 @@ def timeouts_from_step_times(profile: Profile, cluster: Cluster, measurements, *
                                             cluster.compute_cv * (prof.t_forward +
                                                                   prof.t_backward))
     return float(q), m
+
+
+def timeout_why(probability: float, measurement) -> str:
+    """The clause a selection's ``why`` gets when the step times held q near ``probability``."""
+    k = measurement.workers
+    return (f"; timeout probability held near {probability:.3g}, read off the step times "
+            f"at {k} worker{'s' if k > 1 else ''}")
 
 
 def with_timeout_band(candidate: Candidate, probability: float,
@@ -1055,8 +1062,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
             fitted.append(None)
     pick, why = choose(scores, tolerance=tolerance)
     if spread is not None:
-        why += (f"; timeout probability held near {spread[0]:.3g}, read off the step times "
-                f"at {spread[1].workers} worker{'s' if spread[1].workers > 1 else ''}")
+        why += timeout_why(*spread)
     ceiling = cpu_ceiling(profile, ms, capacity=cpu_capacity) if mode == "sync" else None
     if ceiling is not None:
         why += "; capped at the CPU ceiling of the runs (utilization law)"

@@ -559,7 +559,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
     """
     from . import zoo
     from .select import (LOCKSTEP_CV, Score, _validity, calibrate_candidate, choose,
-                         timeouts_from_step_times, with_timeout_band)
+                         timeout_why, timeouts_from_step_times, with_timeout_band)
     from .tuning import predict_measurements
 
     if runs is None:
@@ -631,7 +631,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
             continue
         pick, why = choose(scores)
         if spread is not None:
-            why += f"; timeout probability held near {spread[0]:.3g} (step-time spread)"
+            why += timeout_why(*spread)
         cal, pred = fitted[pick]
         widths = [cal.halfwidth_at(m.workers) for m in test]
         cells.append(Cell("ns3", group, first.mode, "selected", "selected", len(train),

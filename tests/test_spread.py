@@ -303,7 +303,7 @@ def test_ns3_cells_read_the_spread_of_a_lossy_regime():
     cells = {(c.model, c.stage): c for c in ns3_cells(runs=runs, header=header)}
     cal = cells[("sync-ps", "calibrated")]
     assert "timeout_probability=0.06" in cal.detail and cal.max_error < 1e-9
-    assert "step-time spread" in cells[("selected", "selected")].detail
+    assert "read off the step times at 1 worker" in cells[("selected", "selected")].detail
 
 
 def test_calibrate_network_holds_q_near_the_spread():
