@@ -139,6 +139,18 @@ class UtilizationCeiling:
     worker: tuple
     server: tuple
 
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "capacity", float(_array("capacity", self.capacity, positive=True)))
+        for name, size in (("worker", 2), ("server", 3)):
+            values = _array(name, getattr(self, name), positive=False)
+            if values.shape != (size,):
+                raise SpecError(name, f"expected {size} numbers, got {getattr(self, name)!r}")
+            set_(self, name, tuple(float(v) for v in values))
+        if self.server[2] > 1:
+            raise SpecError("server", f"the split exponent must be in [0, 1], got "
+                                      f"{self.server[2]!r}")
+
     def worker_demand(self, n_workers, batch_size):
         """CPU-seconds of one worker per step (array_like arguments broadcast)."""
         a, b = self.worker

@@ -48,6 +48,21 @@ def test_ceiling_by_hand():
     np.testing.assert_allclose(c.speed([1, 4], [1, 2], 32), [32 / 0.75, 64.0])
 
 
+@pytest.mark.parametrize("kwargs, field", [
+    (dict(capacity=0.0), "capacity"),
+    (dict(worker=(0.1,)), "worker"),
+    (dict(worker=(0.1, -0.2)), "worker"),
+    (dict(server=(1.0, 0.1, 1.5)), "server"),
+    (dict(server=(1.0, float("nan"), 0.5)), "server"),
+])
+def test_ceiling_validates_on_construction(kwargs, field):
+    args = dict(capacity=2.0, worker=(0.1, 0.01), server=(1.0, 0.1, 0.5))
+    args.update(kwargs)
+    with pytest.raises(SpecError) as err:
+        UtilizationCeiling(**args)
+    assert err.value.field == field
+
+
 def _readings(ceiling, ps, ws, g, speeds):
     """CPU readings that a job with exactly ``ceiling``'s demands shows at ``speeds``."""
     ps, ws, speeds = (np.asarray(v, float) for v in (ps, ws, speeds))
