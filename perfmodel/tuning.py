@@ -1217,15 +1217,19 @@ def _sensitive(obj, profile: Profile, cluster: Cluster, ms, name: str, values) -
     return not np.allclose(a, b, rtol=1e-12, atol=0.0)
 
 
-def _step_time_band(profile, cluster, ms, grid, grids) -> dict:
+def _step_time_band(profile, cluster, ms, grid, grids, model=None) -> dict:
     """The timeout probabilities the measured step times (median or spread) allow, when
     fitted from the default grid (:func:`perfmodel.select.timeouts_from_step_times`, within
-    :data:`perfmodel.select.TIMEOUT_BAND`); {} otherwise."""
+    :data:`perfmodel.select.TIMEOUT_BAND`); {} otherwise.  Measurements without a mode
+    take the model's: an asynchronous model's step is one worker's cycle."""
+    from .baselines import Cynthia, LinAsync
+    from .queueing import AsyncMVA
     from .select import TIMEOUT_BAND, _band_values, timeouts_from_step_times
 
     if "timeout_probability" not in grid or "timeout_probability" in (grids or {}):
         return {}
-    spread = timeouts_from_step_times(profile, cluster, ms)
+    mode = "async" if isinstance(model, (AsyncMVA, LinAsync, Cynthia)) else None
+    spread = timeouts_from_step_times(profile, cluster, ms, mode=mode)
     if spread is None:
         return {}
     return {"timeout_probability": _band_values(grid["timeout_probability"], spread[0],
@@ -1375,7 +1379,7 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
     grid = _calibration_grids(params, grids, SIM_GRIDS if _is_simulator(obj) else
                               CALIBRATION_GRIDS)
     grid = {k: _checked_values(cluster, k, v) for k, v in grid.items()}
-    banded = _step_time_band(profile, cluster, ms, grid, grids)
+    banded = _step_time_band(profile, cluster, ms, grid, grids, obj)
     grid.update(banded)
     memo = _Memo(obj)
     # The cluster's own value is always a candidate: calibrating never makes

@@ -328,6 +328,26 @@ def test_calibrate_network_holds_q_near_the_spread():
     assert set(mine.grids["timeout_probability"]) == {0.0, 0.3}
 
 
+def test_calibrate_network_reads_a_modeless_spread_as_the_models_mode():
+    """A CSV without a mode column: the spread at 2 workers is one sync step's (2 messages a
+    phase) for a sync model, one worker's cycle (1 message) for the async MVA."""
+    from perfmodel.queueing import AsyncMVA
+    from perfmodel.select import TIMEOUT_BAND, _band_values
+    from perfmodel.tuning import CALIBRATION_GRIDS, calibrate_network
+
+    base = Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
+    std = _spread(0.06, 1.0, 2)
+    ms = [Measurement(2, 1, 1.25e9, 150.0, 32, step_time_std=std),
+          Measurement(3, 1, 1.25e9, 200.0, 32)]
+    grid = CALIBRATION_GRIDS["timeout_probability"]
+    for model, n in ((coarse.SyncCoarse("ps"), 2), (AsyncMVA(), 1)):
+        cal = calibrate_network(PROF, base, ms, model=model, cv=None,
+                                params=("link_efficiency", "timeout_probability"))
+        q = coarse.timeout_probability_from_spread(std, 1.0, n, 0.0)
+        assert cal.grids["timeout_probability"] == _band_values(grid, q, TIMEOUT_BAND)
+    assert coarse.timeout_probability_from_spread(std, 1.0, 1, 0.0) > 0.1 > 0.06
+
+
 def test_simulator_candidates_replicate_on_lossy_links():
     from perfmodel.select import LOSSY_REPLICATIONS
 
