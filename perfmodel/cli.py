@@ -667,6 +667,8 @@ def _plot_scalability(args, plot):
                                 threshold=args.threshold)
     if args.measurements:
         _plot_measured(ax, args, profile, cluster)
+        if chosen.ceiling is not None:
+            plot.ceiling_line(ax, chosen.ceiling, workers, profile.batch_size)
     ax.set_title(f"{profile.name or args.profile} on {cluster.name or 'cluster'}", fontsize="medium")
     return ax
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["scalability", "model_scalability", "estimates_over_workers",
+__all__ = ["scalability", "model_scalability", "ceiling_line", "estimates_over_workers",
            "curve_saturation_workers", "sweep_curves", "phase_breakdown", "latency_cdf", "gantt",
            "search_space", "save", "RESOURCE_COLORS", "FORMATS", "SWEEP_Y", "MAX_LEGEND_LINES"]
 
@@ -319,6 +319,33 @@ def model_scalability(models: Mapping[str, object], workload, cluster, workers, 
                                                   threshold=threshold)
                   for label, ests in curves.items()}
     return scalability(workers, curves, saturation=saturation, ax=ax)
+
+
+def ceiling_line(ax, ceiling, workers, batch_size: int, *, n_ps: int = 1,
+                 label: str = "CPU ceiling of the runs"):
+    """Draw a CPU ceiling (:class:`perfmodel.operational.UtilizationCeiling`) over the workers.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    ceiling : UtilizationCeiling
+    workers : sequence of int
+    batch_size : int
+        Samples per worker per step (a step of K workers holds ``K * batch_size``).
+    n_ps : int
+        Servers of the plotted configurations.
+    label : str
+
+    Returns
+    -------
+    matplotlib.lines.Line2D
+        The dotted grey line, labelled ``label``.
+    """
+    k = np.asarray(workers, dtype=float)
+    top = np.asarray(ceiling.speed(n_ps, k, k * batch_size), dtype=float)
+    (line,) = ax.plot(k, top, ":", color="0.4", lw=1.5, label=label)
+    ax.legend(fontsize="small")
+    return line
 
 
 #: Columns of a sweep table that are results, not axes (``phase_*`` too).

@@ -306,6 +306,33 @@ def test_plot_scalability_with_measurements_draws_the_selected_model(tmp_path, c
     np.testing.assert_array_equal(lines["measured"].get_ydata(), [58.8, 80.4, 91.6])
 
 
+def test_plot_scalability_draws_the_cpu_ceiling_of_runs_with_cpu_readings(tmp_path, capsys,
+                                                                          drawn):
+    """Runs with server_cpu/worker_cpu: the chosen model is capped and the ceiling is drawn
+    (dotted), above or on the curve at every K."""
+    from perfmodel.io import load_measurements
+    from perfmodel.select import select_model
+
+    m = tmp_path / "cpu.csv"
+    m.write_text("workers,n_ps,bandwidth,throughput,server_cpu,worker_cpu\n"
+                 "1,1,10Gbps,204.2,1.57,0.2\n2,1,10Gbps,323.8,1.9,0.2\n"
+                 "1,2,10Gbps,207.5,0.8,0.2\n2,2,10Gbps,414.9,1.2,0.2\n")
+    code, _, err = run(capsys, "plot", "scalability", "--measurements", str(m), "--bandwidth",
+                       "10Gbps", "--workers", "1-8", "-o", str(tmp_path / "c.png"))
+    assert code == 0 and err == ""
+    profile, cluster = _zoo_job()
+    sel = select_model(profile, cluster, load_measurements(m))
+    (ax,) = drawn[0].axes
+    lines = {line.get_label(): line for line in ax.lines}
+    top = lines["CPU ceiling of the runs"]
+    k = np.arange(1, 9)
+    np.testing.assert_allclose(top.get_ydata(),
+                               sel.ceiling.speed(1, k, k * profile.batch_size), rtol=1e-12)
+    curve = lines[f"selected {sel.chosen.name}"].get_ydata()
+    assert np.all(curve <= top.get_ydata() * (1 + 1e-9)) and curve[-1] == pytest.approx(
+        top.get_ydata()[-1])
+
+
 def test_plot_measurements_without_a_run_at_the_bandwidth_exits_2(tmp_path, capsys):
     m = _measurements(tmp_path)
     code, _, err = run(capsys, "plot", "scalability", "--measurements", str(m), "--bandwidth",
