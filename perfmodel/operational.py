@@ -19,7 +19,7 @@ CPU readings show directly.
 
 Why it is needed (issue 10, the DL2 measurements): fitted on 2 servers x 2
 workers, the seed 003 step-time models extrapolate with 35-48% mean error,
-mostly by predicting speeds that one resource could not sustain: a worker's
+much of it by predicting speeds that one resource could not sustain: a worker's
 CPU at 1 worker and many servers, a single saturated server at many
 workers.  :func:`perfmodel.validation.dl2_cells` caps every model's
 prediction by the ceiling fitted on the same 4 runs.
@@ -179,9 +179,9 @@ def fit_utilization_ceiling(n_ps, n_workers, batch_size, speed, server_cpu, work
     line ``a + b G / w`` is a non-negative least-squares fit in relative
     terms; the server's ``(a + b w) p**-g`` a bounded least-squares fit
     (``a, b > 0``, ``0 <= g <= 1``, relative residuals, fixed starts).  With
-    one server count the split is unknown and ``g = 1`` (an even split: the
-    highest ceiling the runs allow, so that it never cuts a model for lack
-    of data).
+    one server count the split is unknown and ``g = 1`` (an even split: for
+    more servers than were run, the highest ceiling the runs allow, so that
+    it does not cut a model for lack of data).
 
     Parameters
     ----------
