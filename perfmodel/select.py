@@ -559,11 +559,22 @@ def cpu_ceiling(profile: Profile, measurements, *, capacity: float | None = None
     -------
     perfmodel.operational.UtilizationCeiling or None
         None when fewer than 3 such runs or only one worker count.
+
+    Raises
+    ------
+    SpecError
+        A run with one of the two readings but not the other, naming it.
     """
     from .operational import fit_utilization_ceiling
 
+    for m in measurements:
+        if (m.server_cpu is None) != (m.worker_cpu is None):
+            missing = "worker_cpu" if m.worker_cpu is None else "server_cpu"
+            raise SpecError(f"{m.label}, column {missing}",
+                            "a run with one CPU reading needs the other too (server_cpu: the "
+                            "busiest server's cores, worker_cpu: the workers' mean)")
     ms = [m for m in measurements if (m.mode or "sync") == "sync" and m.n_ps >= 1
-          and m.server_cpu is not None and m.worker_cpu is not None]
+          and m.server_cpu is not None]
     if len(ms) < 3 or len({m.workers for m in ms}) < 2:
         return None
     batch = [m.workers * (m.batch_size or profile.batch_size) for m in ms]

@@ -181,7 +181,8 @@ def test_select_model_caps_the_chosen_estimate_at_the_runs_cpu_ceiling():
     sel = select_model(prof, clu, runs, cpu_capacity=2.0)
     assert sel.ceiling.server == pytest.approx(true.server, rel=1e-4)
     assert "CPU ceiling" in sel.chosen.why
-    plain = select_model(prof, clu, [dataclasses.replace(m, server_cpu=None) for m in runs])
+    plain = select_model(prof, clu, [dataclasses.replace(m, server_cpu=None, worker_cpu=None)
+                                       for m in runs])
     assert plain.ceiling is None and "CPU ceiling" not in plain.chosen.why
     for w, p in [(8, 1), (1, 4)]:
         cfg = Config(n_replicas=w, n_ps=p)
@@ -231,6 +232,12 @@ def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
     code = main(["predict", "--measurements", str(path), "--workers", "8"])
     _, err = capsys.readouterr()
     assert code == 2 and "server_cpu" in err and len(err.strip().splitlines()) == 1
+    # one reading without the other would silently drop the ceiling: an error naming it
+    path.write_text("workers,n_ps,bandwidth,throughput,server_cpu\n1,1,10Gbps,100,1.5\n"
+                    "2,1,10Gbps,150,1.8\n")
+    code = main(["predict", "--measurements", str(path), "--workers", "8"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "line 2, column worker_cpu" in err and len(err.strip().splitlines()) == 1
 
 
 def test_cli_cpu_capacity_flag(capsys, tmp_path):
