@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares, nnls
 
+from .collectives import _checked
 from .errors import SpecError
 
 __all__ = ["service_demand", "bottleneck_throughput", "UtilizationCeiling",
@@ -40,15 +41,7 @@ __all__ = ["service_demand", "bottleneck_throughput", "UtilizationCeiling",
 
 def _array(name: str, value, *, positive: bool) -> np.ndarray:
     """``value`` as a float array, finite and > 0 (or >= 0), else a SpecError naming it."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise SpecError(name, f"must be a number or an array of numbers, got {value!r}") from None
-    bad = ~np.isfinite(arr) | ((arr <= 0) if positive else (arr < 0))
-    if bad.any():
-        what = "> 0" if positive else ">= 0"
-        raise SpecError(name, f"must be finite and {what}, got {arr[bad].flat[0]!r}")
-    return arr
+    return np.asarray(_checked(name, value, positive=positive), dtype=float)
 
 
 def service_demand(utilization, throughput):
