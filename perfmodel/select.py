@@ -533,10 +533,11 @@ def _band_values(values, probability: float, band: float) -> tuple:
 
 
 # --------------------------------------------------------------------------
-# Intervals
+# The CPU ceiling of runs with CPU readings
 # --------------------------------------------------------------------------
 
-def cpu_ceiling(profile: Profile, measurements, *, capacity: float | None = None):
+def cpu_ceiling(profile: Profile, measurements, *, capacity: float | None = None,
+                mode: str | None = None):
     """The CPU ceiling the measured sync runs' CPU readings put on the speed, or None.
 
     Uses the sync measurements with at least one server and both
@@ -554,6 +555,8 @@ def cpu_ceiling(profile: Profile, measurements, *, capacity: float | None = None
     capacity : float or None, cores
         CPU a server or a worker may use; None: the largest reading, right
         when some run saturated a server or a worker.
+    mode : {"sync", "async"} or None
+        For measurements without a mode (default sync).
 
     Returns
     -------
@@ -573,7 +576,7 @@ def cpu_ceiling(profile: Profile, measurements, *, capacity: float | None = None
             raise SpecError(f"{m.label}, column {missing}",
                             "a run with one CPU reading needs the other too (server_cpu: the "
                             "busiest server's cores, worker_cpu: the workers' mean)")
-    ms = [m for m in measurements if (m.mode or "sync") == "sync" and m.n_ps >= 1
+    ms = [m for m in measurements if (m.mode or mode or "sync") == "sync" and m.n_ps >= 1
           and m.server_cpu is not None]
     if len(ms) < 3 or len({m.workers for m in ms}) < 2:
         return None
@@ -601,6 +604,10 @@ def _under_ceiling(est: Estimate, ceiling, config: Config) -> Estimate:
         epoch_time=None if est.epoch_time is None else est.epoch_time / ratio,
         throughput_interval=interval, meta=dict(est.meta, cpu_ceiling=top))
 
+
+# --------------------------------------------------------------------------
+# Intervals
+# --------------------------------------------------------------------------
 
 def interval_halfwidth(log_residuals: Sequence[float], level: float = 0.9, *,
                        min_width: float = 0.02, prior_width: float = 0.3) -> float:
@@ -1074,7 +1081,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     pick, why = choose(scores, tolerance=tolerance)
     if spread is not None:
         why += timeout_why(*spread)
-    ceiling = cpu_ceiling(profile, ms, capacity=cpu_capacity) if mode == "sync" else None
+    ceiling = cpu_ceiling(profile, ms, capacity=cpu_capacity, mode=mode)
     if ceiling is not None:
         why += "; capped at the CPU ceiling of the runs (utilization law)"
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
