@@ -342,7 +342,8 @@ def _add_selection_flags(p) -> None:
                         "when known (rules out the models of the other sharing)")
     p.add_argument("--cpu-capacity", type=float, metavar="CORES",
                    help="with --measurements carrying server_cpu and worker_cpu: cores a "
-                        "server or worker may use (default: the largest reading)")
+                        "server or worker may use; caps the chosen model at the runs' CPU "
+                        "ceiling (without it the readings are unused)")
 
 
 def _selected(args, profile, cluster):

@@ -1024,11 +1024,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         apart, e.g. 1 and 12 workers, the means alone separate q from the
         efficiency, and the band then costs a little, see the README).
     cpu_capacity : float or None, cores
-        When 3 or more sync measurements carry ``server_cpu`` and
-        ``worker_cpu``, the chosen model's estimates are capped at the CPU
-        ceiling they imply (:func:`cpu_ceiling`, the utilization law) with
-        this capacity per server or worker; None: the largest reading.
-        Leave-one-out errors are the models' own, before the cap.
+        The CPU a server or a worker may use (a container's limit, a
+        machine's cores).  With it, when 3 or more sync measurements carry
+        ``server_cpu`` and ``worker_cpu``, the chosen model's estimates are
+        capped at the CPU ceiling they imply (:func:`cpu_ceiling`, the
+        utilization law).  None: no cap (the largest reading is the capacity
+        only if some run saturated, which the runs do not say; the ``why``
+        text says the readings went unused).  Leave-one-out errors are the
+        models' own, before the cap.
 
     Returns
     -------
@@ -1082,7 +1085,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if spread is not None:
         why += timeout_why(*spread)
     ceiling = cpu_ceiling(profile, ms, capacity=cpu_capacity, mode=mode)
-    if ceiling is not None:
+    if ceiling is not None and cpu_capacity is None:
+        # the largest reading is the capacity only if some run saturated: not assumed here
+        why += "; the runs' CPU readings are unused without cpu_capacity"
+        ceiling = None
+    elif ceiling is not None:
         why += "; capped at the CPU ceiling of the runs (utilization law)"
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
                                  ceiling=ceiling)

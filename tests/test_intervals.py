@@ -318,10 +318,11 @@ def test_plot_scalability_draws_the_cpu_ceiling_of_runs_with_cpu_readings(tmp_pa
                  "1,1,10Gbps,204.2,1.57,0.2\n2,1,10Gbps,323.8,1.9,0.2\n"
                  "1,2,10Gbps,207.5,0.8,0.2\n2,2,10Gbps,414.9,1.2,0.2\n")
     code, _, err = run(capsys, "plot", "scalability", "--measurements", str(m), "--bandwidth",
-                       "10Gbps", "--workers", "1-8", "-o", str(tmp_path / "c.png"))
+                       "10Gbps", "--workers", "1-8", "--cpu-capacity", "2", "-o",
+                       str(tmp_path / "c.png"))
     assert code == 0 and err == ""
     profile, cluster = _zoo_job()
-    sel = select_model(profile, cluster, load_measurements(m))
+    sel = select_model(profile, cluster, load_measurements(m), cpu_capacity=2.0)
     (ax,) = drawn[0].axes
     lines = {line.get_label(): line for line in ax.lines}
     top = lines["CPU ceiling of the runs"]

@@ -202,7 +202,7 @@ def test_select_model_caps_the_chosen_estimate_at_the_runs_cpu_ceiling():
     assert data["cpu_ceiling"]["capacity"] == 2.0
     # async runs have no common step: no ceiling
     asy = [dataclasses.replace(m, mode="async") for m in runs]
-    assert select_model(prof, clu, asy).ceiling is None
+    assert select_model(prof, clu, asy, cpu_capacity=2.0).ceiling is None
 
 
 def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
@@ -220,14 +220,21 @@ def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
     path.write_text("workers,n_ps,bandwidth,throughput,server_cpu,worker_cpu\n" + "".join(
         f"{m.workers},{m.n_ps},{m.bandwidth},{m.throughput},{m.server_cpu},{m.worker_cpu}\n"
         for m in runs))
-    code = main(["predict", "--measurements", str(path), "--workers", "8", "--format", "json"])
+    code = main(["predict", "--measurements", str(path), "--workers", "8", "--format", "json",
+                 "--cpu-capacity", "2"])
     out, _ = capsys.readouterr()
     assert code == 0
     (record,) = json.loads(out)
-    chosen = select_model(prof, clu, load_measurements(path)).chosen
+    chosen = select_model(prof, clu, load_measurements(path), cpu_capacity=2.0).chosen
     est = chosen.estimate(prof, clu, Config(n_replicas=8))
     assert record["throughput"] == pytest.approx(est.throughput)
     assert record["bottleneck"] == "cpu ceiling"
+    # without the capacity the readings are unused, and the why text says so
+    code = main(["predict", "--measurements", str(path), "--workers", "8", "--format", "json"])
+    out, _ = capsys.readouterr()
+    (record,) = json.loads(out)
+    assert code == 0 and record["bottleneck"] != "cpu ceiling"
+    assert "CPU readings are unused without cpu_capacity" in record["why"]
     path.write_text("workers,n_ps,bandwidth,throughput,server_cpu\n1,1,10Gbps,100,x\n")
     code = main(["predict", "--measurements", str(path), "--workers", "8"])
     _, err = capsys.readouterr()
