@@ -57,7 +57,7 @@ from .errors import PerfModelError, SpecError
 from .specs import Cluster, Config, Profile
 
 __all__ = ["BUILTIN_PATH", "DL2Record", "parse_dl2", "load_builtin", "default_candidates",
-           "utilization_ceiling", "DL2Fit", "network", "fit_model", "OptimusCandidate",
+           "largest_cpu_reading", "utilization_ceiling", "DL2Fit", "network", "fit_model", "OptimusCandidate",
            "DL2Report", "validate_dl2"]
 
 #: The built-in, unchanged copy of DL2's ``config_speed.txt``.
@@ -190,6 +190,17 @@ def load_builtin() -> list[DL2Record]:
     """The records of the built-in copy of DL2's file (804 rows)."""
     from .io import read_text
     return parse_dl2(read_text(BUILTIN_PATH), source=BUILTIN_PATH.name)
+
+
+def largest_cpu_reading(records) -> float:
+    """The largest CPU reading (cores) of any server or worker in ``records``.
+
+    A saturated container reads its limit, so over the calibration runs of
+    every DNN on one testbed this is the testbed's capacity (2.022 cores on
+    DL2's), which :func:`utilization_ceiling` needs; a single DNN's runs may
+    saturate nothing (seq2seq's top out at 0.93).
+    """
+    return float(max(max((*r.ps_cpu, *r.worker_cpu)) for r in records))
 
 
 def utilization_ceiling(records, *, capacity: float | None = None):

@@ -570,6 +570,18 @@ def cpu_ceiling(profile: Profile, measurements, *, capacity: float | None = None
     """
     from .operational import fit_utilization_ceiling
 
+    ms = _cpu_runs(measurements, mode)
+    if not ms:
+        return None
+    batch = [m.workers * (m.batch_size or profile.batch_size) for m in ms]
+    return fit_utilization_ceiling([m.n_ps for m in ms], [m.workers for m in ms], batch,
+                                   [m.throughput for m in ms], [m.server_cpu for m in ms],
+                                   [m.worker_cpu for m in ms], capacity=capacity)
+
+
+def _cpu_runs(measurements, mode: str | None) -> list:
+    """The sync runs with servers and both CPU readings, when there are enough for a
+    ceiling (3, with 2 worker counts), else []; a run with one reading is an error."""
     for m in measurements:
         if (m.server_cpu is None) != (m.worker_cpu is None):
             missing = "worker_cpu" if m.worker_cpu is None else "server_cpu"
@@ -578,12 +590,7 @@ def cpu_ceiling(profile: Profile, measurements, *, capacity: float | None = None
                             "busiest server's cores, worker_cpu: the workers' mean)")
     ms = [m for m in measurements if (m.mode or mode or "sync") == "sync" and m.n_ps >= 1
           and m.server_cpu is not None]
-    if len(ms) < 3 or len({m.workers for m in ms}) < 2:
-        return None
-    batch = [m.workers * (m.batch_size or profile.batch_size) for m in ms]
-    return fit_utilization_ceiling([m.n_ps for m in ms], [m.workers for m in ms], batch,
-                                   [m.throughput for m in ms], [m.server_cpu for m in ms],
-                                   [m.worker_cpu for m in ms], capacity=capacity)
+    return ms if len(ms) >= 3 and len({m.workers for m in ms}) >= 2 else []
 
 
 def _under_ceiling(est: Estimate, ceiling, config: Config) -> Estimate:
@@ -1084,13 +1091,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     pick, why = choose(scores, tolerance=tolerance)
     if spread is not None:
         why += timeout_why(*spread)
-    ceiling = cpu_ceiling(profile, ms, capacity=cpu_capacity, mode=mode)
-    if ceiling is not None and cpu_capacity is None:
+    ceiling = None
+    if cpu_capacity is not None:
+        ceiling = cpu_ceiling(profile, ms, capacity=cpu_capacity, mode=mode)
+        if ceiling is not None:
+            why += "; capped at the CPU ceiling of the runs (utilization law)"
+    elif _cpu_runs(ms, mode):
         # the largest reading is the capacity only if some run saturated: not assumed here
         why += "; the runs' CPU readings are unused without cpu_capacity"
-        ceiling = None
-    elif ceiling is not None:
-        why += "; capped at the CPU ceiling of the runs (utilization law)"
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
                                  ceiling=ceiling)
     return Selection(chosen, tuple(scores), tuple(fitted),

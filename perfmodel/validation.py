@@ -241,7 +241,7 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
     SpecError
         Unknown DNN names.
     """
-    from .dl2 import OptimusCandidate, load_builtin
+    from .dl2 import OptimusCandidate, largest_cpu_reading, load_builtin
     from .select import Score, choose, interval_halfwidth
 
     records = load_builtin() if records is None else list(records)
@@ -250,8 +250,7 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
         if not r.failed:
             by_dnn.setdefault(r.model, []).append(r)
     # a container's CPU limit is the testbed's: the largest reading of any DNN's runs
-    capacity = max(max((*r.ps_cpu, *r.worker_cpu))
-                   for recs in by_dnn.values() for r in _split_dl2(recs)[0])
+    capacity = largest_cpu_reading(r for recs in by_dnn.values() for r in _split_dl2(recs)[0])
     if dnns is not None:
         unknown = [d for d in dnns if d not in by_dnn]
         if unknown:
