@@ -44,7 +44,7 @@ Examples
 >>> check_config(Config(n_workers=7, n_replicas=3, n_ps=2), cluster)
 Traceback (most recent call last):
 ...
-optimizer.space.ConstraintViolation: config: C1: n_ps + n_replicas * n_workers = 2 + 3 * 7 = 23 exceeds 20 machines
+perfmodel.errors.ConstraintViolation: config: C1: n_ps + n_replicas * n_workers = 2 + 3 * 7 = 23 exceeds 20 machines
 >>> len(list(resource_triples(3)))   # (0,1,1) (0,1,2) (0,1,3) (1,1,1) (1,1,2) (1,2,1) (2,1,1)
 7
 
@@ -62,7 +62,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from perfmodel.errors import SpecError
+from perfmodel.errors import ConstraintViolation, SpecError
 from perfmodel.layerwise import LayerPlan, Plan
 from perfmodel.specs import Cluster, Config
 
@@ -81,50 +81,6 @@ CONSTRAINTS = {
     "C4": "threads of a segment on the segment's worker",
     "PS": "n_ps >= 1 when n_replicas > 1 (replicas share weights through servers)",
 }
-
-
-class ConstraintViolation(SpecError):
-    """A configuration breaks a constraint of seed 004 Fig. 7 (a :class:`SpecError`: bad input).
-
-    Parameters
-    ----------
-    constraint : str
-        ``"C1"`` .. ``"C4"`` or ``"PS"`` (see :data:`CONSTRAINTS`).
-    field : str
-        Path of the offending field, e.g. ``"config"`` or ``"layers[2].threads"``.
-    value : object
-        The offending value (a number, a worker id, a pair of segments ...).
-    message : str
-        What is wrong, naming the value; the constraint id is prefixed.
-    limit : object, optional
-        The bound the value broke (machines, cores, workers), when there is one.
-    layer : int, optional
-        Index of the layer, for C2-C4.
-    source : str, optional
-        File the value came from.
-
-    Examples
-    --------
-    >>> err = ConstraintViolation("C2", "layers[1].threads", 20, "threads = 20 exceeds 16 cores",
-    ...                           limit=16, layer=1)
-    >>> str(err), err.constraint, err.value
-    ('layers[1].threads: C2: threads = 20 exceeds 16 cores', 'C2', 20)
-    """
-
-    def __init__(self, constraint: str, field: str, value, message: str, *, limit=None,
-                 layer: int | None = None, source: str | None = None):
-        self.constraint = constraint
-        self.value = value
-        self.limit = limit
-        self.layer = layer
-        self.detail = message
-        super().__init__(field, f"{constraint}: {message}", source)
-
-    def within(self, prefix: str | None = None, source: str | None = None) -> "ConstraintViolation":
-        """The same violation with its field nested under ``prefix`` and/or a file name."""
-        nested = super().within(prefix, source)
-        return ConstraintViolation(self.constraint, nested.field, self.value, self.detail,
-                                   limit=self.limit, layer=self.layer, source=nested.source)
 
 
 # ------------------------------------------------------------------ argument checks
@@ -188,7 +144,7 @@ def check_config(config: Config, cluster: Cluster | None, machines: int | None =
     >>> check_config(Config(n_workers=4, n_replicas=2, n_ps=0), None, machines=20)
     Traceback (most recent call last):
     ...
-    optimizer.space.ConstraintViolation: config.n_ps: PS: n_replicas = 2 replicas share weights through parameter servers: n_ps must be >= 1, got 0
+    perfmodel.errors.ConstraintViolation: config.n_ps: PS: n_replicas = 2 replicas share weights through parameter servers: n_ps must be >= 1, got 0
 
     References
     ----------
@@ -284,7 +240,7 @@ def check_layer(plan_layer: LayerPlan, config: Config, cluster: Cluster, *,
     >>> check_layer(LayerPlan(2, 4, 1, (1, 1)), Config(n_workers=4), cluster, layer_index=3)
     Traceback (most recent call last):
     ...
-    optimizer.space.ConstraintViolation: layers[3].workers[1]: C3: segments (p=0, r=0) and (p=1, r=0) share worker 1
+    perfmodel.errors.ConstraintViolation: layers[3].workers[1]: C3: segments (p=0, r=0) and (p=1, r=0) share worker 1
 
     References
     ----------
@@ -401,7 +357,7 @@ def layer_plan_from_mapping(mapping, config: Config | None = None, cluster: Clus
     >>> layer_plan_from_mapping(np.array([[[0], [1]]]))
     Traceback (most recent call last):
     ...
-    optimizer.space.ConstraintViolation: layer.mapping: C4: threads of segment (p=0, r=0) are on workers [0, 1], not one worker
+    perfmodel.errors.ConstraintViolation: layer.mapping: C4: threads of segment (p=0, r=0) are on workers [0, 1], not one worker
 
     References
     ----------

@@ -37,9 +37,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import collectives as _c
+from . import _validate as _v
 from . import queueing as _q
 from .errors import SpecError
+from .interface import check_inputs
 from .result import Estimate
 from .specs import Cluster, Config, Profile
 
@@ -115,7 +116,7 @@ class LinAsync:
         for name in ("t_downlink", "t_uplink"):
             value = getattr(self, name)
             if value is not None:
-                _q._check_scalar(name, value)
+                _v.scalar(name, value)
 
     def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
         """Predict Async-SGD with ``config.n_replicas`` workers (see the class notes).
@@ -127,7 +128,8 @@ class LinAsync:
         Infeasible
             Model parallelism or several GPUs per machine.
         """
-        _q._check_specs(workload, cluster, config, type(self).__name__)
+        check_inputs(workload, cluster, config, type(self).__name__, modes=None,
+                     min_servers=1, one_gpu=True)
         sol = _q.async_solve(workload.model_bytes, _q._link_rate(cluster), workload.t_forward,
                              workload.t_backward, workload.t_update, config.n_replicas,
                              self.discipline, self.rho_threshold, False, n_ps=config.n_ps,
@@ -148,10 +150,10 @@ class LinAsync:
 # --------------------------------------------------------------------------
 
 def _cynthia_terms(t_process, t_comm, workers, utilization, split_links, n_ps):
-    tp = _c._checked("t_process", t_process)
-    tc = _c._checked("t_comm", t_comm)
-    w = _c._checked("workers", workers, minimum=1, integer=True)
-    p = _c._checked("n_ps", n_ps, minimum=1, integer=True)
+    tp = _v.checked("t_process", t_process)
+    tc = _v.checked("t_comm", t_comm)
+    w = _v.checked("workers", workers, minimum=1, integer=True)
+    p = _v.checked("n_ps", n_ps, minimum=1, integer=True)
     if not isinstance(split_links, (bool, np.bool_)):
         raise SpecError("split_links", f"expected True or False, got {split_links!r}")
     if split_links:
@@ -162,7 +164,7 @@ def _cynthia_terms(t_process, t_comm, workers, utilization, split_links, n_ps):
             raise SpecError("t_process", "t_process + 2 t_comm must be > 0")
         u1 = 2.0 * tc / cycle
     else:
-        u1 = _c._checked("utilization", utilization, maximum=1.0)
+        u1 = _v.checked("utilization", utilization, maximum=1.0)
     stretch = np.maximum(1.0, w * u1 / p)
     return tp, tc, w, stretch
 
@@ -217,9 +219,9 @@ def cynthia_throughput(t_process, t_comm, workers, batch_size=1, utilization=Non
     """
     tp, tc, w, stretch = _cynthia_terms(t_process, t_comm, workers, utilization, split_links,
                                         n_ps)
-    k = _c._checked("batch_size", batch_size, positive=True)
+    k = _v.checked("batch_size", batch_size, positive=True)
     out = w * k / (tp * stretch + 2.0 * tc)
-    return _c._out(out, tp, tc, w, k, stretch)
+    return _v.broadcast_result(out, tp, tc, w, k, stretch)
 
 
 @dataclass(frozen=True)
@@ -259,13 +261,14 @@ class Cynthia:
 
     def __post_init__(self):
         if self.utilization is not None:
-            _q._check_scalar("utilization", self.utilization, maximum=1.0)
+            _v.scalar("utilization", self.utilization, maximum=1.0)
         if not isinstance(self.split_links, (bool, np.bool_)):
             raise SpecError("split_links", f"expected True or False, got {self.split_links!r}")
 
     def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
         """Predict Async-SGD with ``config.n_replicas`` workers (see the class notes)."""
-        _q._check_specs(workload, cluster, config, type(self).__name__)
+        check_inputs(workload, cluster, config, type(self).__name__, modes=None,
+                     min_servers=1, one_gpu=True)
         t_comm = workload.model_bytes / _q._link_rate(cluster)
         tp = workload.t_forward + workload.t_backward
         _, tc, _, stretch = _cynthia_terms(tp, t_comm, config.n_replicas, self.utilization,
@@ -304,7 +307,7 @@ def _optimus_features(workers, n_ps, mode, global_batch):
 
 
 def _check_coefficients(coefficients, mode):
-    c = _c._as_array("coefficients", coefficients)
+    c = _v.as_array("coefficients", coefficients)
     if c.shape != (_N_COEF[mode],):
         raise SpecError("coefficients", f"mode {mode!r} needs {_N_COEF[mode]} coefficients, "
                                         f"got shape {c.shape}")
@@ -361,15 +364,15 @@ def optimus_speed(coefficients, workers, n_ps, mode="sync", global_batch=None):
     >>> optimus_speed([0.01, 0.1, 0.05, 0.0, 0.0], 2, 1, "sync", global_batch=32)   # 1/0.36
     2.7777777777777777
     """
-    _c._checked_choice("mode", mode, OPTIMUS_MODES)
+    _v.choice("mode", mode, OPTIMUS_MODES)
     c = _check_coefficients(coefficients, mode)
-    w = _c._checked("workers", workers, minimum=1, integer=True)
-    p = _c._checked("n_ps", n_ps, minimum=1, integer=True)
+    w = _v.checked("workers", workers, minimum=1, integer=True)
+    p = _v.checked("n_ps", n_ps, minimum=1, integer=True)
     m = _check_batch(global_batch)
     step = sum(ci * f for ci, f in zip(c, _optimus_features(w, p, mode, m)))
     with np.errstate(divide="ignore"):
         out = (1.0 if mode == "sync" else np.asarray(w, dtype=float)) / step
-    return _c._out(out, w, p)
+    return _v.broadcast_result(out, w, p)
 
 
 def fit_optimus(workers, n_ps, speed, mode="sync", global_batch=None) -> "Optimus":
@@ -421,18 +424,18 @@ def fit_optimus(workers, n_ps, speed, mode="sync", global_batch=None) -> "Optimu
     """
     from scipy.optimize import least_squares, nnls
 
-    _c._checked_choice("mode", mode, OPTIMUS_MODES)
-    w = _c._as_array("workers", workers).ravel()
-    p = _c._as_array("n_ps", n_ps).ravel()
-    y = _c._as_array("speed", speed).ravel()
+    _v.choice("mode", mode, OPTIMUS_MODES)
+    w = _v.as_array("workers", workers).ravel()
+    p = _v.as_array("n_ps", n_ps).ravel()
+    y = _v.as_array("speed", speed).ravel()
     if not (len(w) == len(p) == len(y)):
         raise SpecError("speed", f"workers, n_ps and speed must have one value per "
                                  f"measurement; got {len(w)}, {len(p)}, {len(y)}")
     if len(y) == 0:
         raise SpecError("speed", "needs at least one measurement")
-    _c._checked("workers", w, minimum=1, integer=True)
-    _c._checked("n_ps", p, minimum=1, integer=True)
-    _c._checked("speed", y, positive=True)
+    _v.checked("workers", w, minimum=1, integer=True)
+    _v.checked("n_ps", p, minimum=1, integer=True)
+    _v.checked("speed", y, positive=True)
     m = _check_batch(global_batch)
     feats = np.column_stack([np.broadcast_to(f, w.shape)
                              for f in _optimus_features(w, p, mode, m)])
@@ -498,7 +501,7 @@ class Optimus:
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
-        _c._checked_choice("mode", self.mode, OPTIMUS_MODES)
+        _v.choice("mode", self.mode, OPTIMUS_MODES)
         c = _check_coefficients(self.coefficients, self.mode)
         object.__setattr__(self, "coefficients", tuple(float(v) for v in c))
         object.__setattr__(self, "global_batch", _check_batch(self.global_batch))
@@ -522,7 +525,8 @@ class Optimus:
         Infeasible
             Model parallelism or several GPUs per machine.
         """
-        _q._check_specs(workload, cluster, config, type(self).__name__)
+        check_inputs(workload, cluster, config, type(self).__name__, modes=None,
+                     min_servers=1, one_gpu=True)
         w, p = config.n_replicas, config.n_ps
         m = self.global_batch
         if self.mode == "sync" and m is None:

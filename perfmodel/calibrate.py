@@ -80,7 +80,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PerfModelError, SpecError
+from . import _validate as _v
+from .errors import CalibrationError, PerfModelError, SpecError
 from .io import read_text
 from .specs import Cluster
 
@@ -109,10 +110,6 @@ _MiB = 2**20
 _SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 _SHM_PREFIX = "perfmodel_cal_"
 _WORKER_TIMEOUT = 300.0  # seconds a benchmark process may take to answer
-
-
-class CalibrationError(PerfModelError, RuntimeError):
-    """A benchmark process failed or stopped answering."""
 
 
 # ------------------------------------------------------------------ cache size
@@ -325,18 +322,6 @@ def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> in
     return int(value)
 
 
-def _check_choice(name: str, value, choices: tuple) -> str:
-    if value not in choices:
-        raise SpecError(name, f"must be one of {', '.join(choices)}; got {value!r}")
-    return value
-
-
-def _check_bool(name: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise SpecError(name, f"expected true or false, got {value!r}")
-    return value
-
-
 def _check_cache_bytes(value) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
             math.isfinite(value) and value >= 4096):
@@ -382,14 +367,14 @@ def make_plan(cache_bytes: float, *, quick: bool = False, repeats: int | None = 
     (1024, 1024)
     """
     cache = _check_cache_bytes(cache_bytes)
-    quick = _check_bool("quick", quick)
+    quick = _v.boolean("quick", quick)
     repeats = (5 if quick else 31) if repeats is None else _check_int("repeats", repeats, 3)
     factor, cap = (2, 256 * _MiB) if quick else (4, 512 * _MiB)
     return Plan(cache_shape=_square(cache / 8),
                 mem_shape=_square(min(max(factor * cache, 64 * _MiB), cap)),
                 act_length=2**16, repeats=repeats,
                 threads=_check_int("threads", threads, 1), seed=_check_int("seed", seed, 0),
-                activation=_check_choice("activation", activation, ACTIVATIONS),
+                activation=_v.choice("activation", activation, ACTIVATIONS),
                 target_seconds=0.002 if quick else 0.01)
 
 
@@ -921,7 +906,7 @@ def calibrate(*, quick: bool = False, max_threads: int | None = None, seed: int 
     if max_threads is None:
         max_threads = min(len(_usable_cpus()), cores)
     threads = _check_int("max_threads", max_threads, 1, cores)
-    _check_bool("pin", pin)
+    _v.boolean("pin", pin)
     cache = _resolve_cache(cache_bytes)
     plan = make_plan(cache.bytes, quick=quick, repeats=repeats, threads=threads, seed=seed,
                      activation=activation)

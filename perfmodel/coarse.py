@@ -55,8 +55,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from . import _validate as _v
+from . import _fluid
 from . import collectives as _c
 from .errors import Infeasible, SpecError
+from .interface import check_inputs
 from .result import Estimate
 from .specs import Cluster, Config, Profile
 
@@ -66,7 +69,7 @@ __all__ = [
     "timeout_probability_from_delay",
     "allreduce_phases", "allreduce_step_time",
     "hierarchical_step_time",
-    "SyncCoarse", "AllReduceCoarse", "check_data_parallel_inputs",
+    "SyncCoarse", "AllReduceCoarse",
 ]
 
 #: Link-sharing models of the parameter server (seed 003 eqs. 7, 8, 9).
@@ -178,12 +181,12 @@ def _overlapped(comm: dict, compute_name: str, compute, phases: dict) -> None:
 
 def _check_common(model_bytes, bandwidth, t_forward, t_backward, workers, link_efficiency,
                   workers_name="workers"):
-    m = _c._checked("model_bytes", model_bytes)
-    b = _c._checked("bandwidth", bandwidth, positive=True, finite=False)
-    tf = _c._checked("t_forward", t_forward)
-    tb = _c._checked("t_backward", t_backward)
-    k = _c._checked(workers_name, workers, minimum=1, integer=True)
-    eff = _c._checked("link_efficiency", link_efficiency, positive=True, maximum=1.0)
+    m = _v.checked("model_bytes", model_bytes)
+    b = _v.checked("bandwidth", bandwidth, positive=True, finite=False)
+    tf = _v.checked("t_forward", t_forward)
+    tb = _v.checked("t_backward", t_backward)
+    k = _v.checked(workers_name, workers, minimum=1, integer=True)
+    eff = _v.checked("link_efficiency", link_efficiency, positive=True, maximum=1.0)
     if not np.all(eff == 1):
         b = b * eff
     return m, b, tf, tb, k, eff
@@ -191,19 +194,13 @@ def _check_common(model_bytes, bandwidth, t_forward, t_backward, workers, link_e
 
 def _check_gpus(gpus_per_machine, intra_bandwidth):
     """``(G, b_intra)`` arrays, or ``(None, None)`` for the flat (one GPU) model."""
-    g = _c._checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
+    g = _v.checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
     if intra_bandwidth is None:
-        if not _c._is_one(g):
+        if not _fluid.is_one(g):
             raise SpecError("intra_bandwidth", "is required when gpus_per_machine > 1 "
                                                f"(gpus_per_machine={gpus_per_machine!r})")
         return None, None
-    return g, _c._checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
-
-
-def _check_bool(name: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise SpecError(name, f"expected True or False, got {value!r}")
-    return bool(value)
+    return g, _v.checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
 
 
 # --------------------------------------------------------------------------
@@ -349,10 +346,10 @@ def timeout_probability_from_spread(step_time_std, timeout, messages, compute_st
     ----------
     Ours (issue 10); the stall model is :func:`timeout_stall`'s.
     """
-    sd = _c._checked("step_time_std", step_time_std)
-    r = _c._checked("timeout", timeout, positive=True)
-    n = _c._checked("messages", messages, minimum=1, integer=True)
-    c = _c._checked("compute_std", compute_std)
+    sd = _v.checked("step_time_std", step_time_std)
+    r = _v.checked("timeout", timeout, positive=True)
+    n = _v.checked("messages", messages, minimum=1, integer=True)
+    c = _v.checked("compute_std", compute_std)
     excess = np.maximum(sd * sd - c * c, 0.0) / (r * r)
     half = np.minimum(excess / 2.0, 0.25)            # pi (1 - pi)
     return _per_message(0.5 * (1.0 - np.sqrt(1.0 - 4.0 * half)), n)
@@ -409,10 +406,10 @@ def timeout_probability_from_delay(step_time_mean, step_time_median, timeout, me
     ----------
     Ours (issue 10); the stall model is :func:`timeout_stall`'s.
     """
-    mean = _c._checked("step_time_mean", step_time_mean, positive=True)
-    median = _c._checked("step_time_median", step_time_median, positive=True)
-    r = _c._checked("timeout", timeout, positive=True)
-    n = _c._checked("messages", messages, minimum=1, integer=True)
+    mean = _v.checked("step_time_mean", step_time_mean, positive=True)
+    median = _v.checked("step_time_median", step_time_median, positive=True)
+    r = _v.checked("timeout", timeout, positive=True)
+    n = _v.checked("messages", messages, minimum=1, integer=True)
     return _per_message(np.clip((mean - median) / (2.0 * r), 0.0, 0.5), n)
 
 
@@ -431,12 +428,12 @@ def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, growth, tq, rto, shari
     """
     # Pulls end at the same instant under ps and fcfs, and a "ps" push is the
     # same concurrent transfer (collectives._pull_time / _push_time).
-    shared = _c._shared_time(m, b, k, n_ps, cap)
+    shared = _fluid.shared_time(m, b, k, n_ps, cap)
     down = shared
     if sharing == "ps":
         up = shared
     else:
-        solo = _c._solo_time(m, b, n_ps, cap)  # the uncontended FCFS push
+        solo = _fluid.solo_time(m, b, n_ps, cap)  # the uncontended FCFS push
         if sharing == "fcfs":
             up = solo
         else:
@@ -444,8 +441,8 @@ def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, growth, tq, rto, shari
     before = {"downlink": down}
     after = {"uplink": up}
     if g is not None:
-        before["intra_broadcast"] = _c._broadcast_time(m, bi, g)
-        after = {"intra_reduce": _c._ring_time(m, bi, g), "uplink": up}
+        before["intra_broadcast"] = _fluid.broadcast_time(m, bi, g)
+        after = {"intra_reduce": _fluid.ring_time(m, bi, g), "uplink": up}
     update = _update_time(ts, k, growth, n_ps)
     phases: dict = {}
     if overlap:
@@ -459,7 +456,7 @@ def _sync_terms(m, b, tf, tb, ts, k, n_ps, cap, w, g, bi, growth, tq, rto, shari
     if tq is not None:   # push and pull: each phase waits for its slowest message
         messages = k if n_ps is None else k * n_ps
         phases["timeouts"] = 2.0 * timeout_stall(tq, rto, messages,
-                                                 shared - _c._solo_time(m, b, n_ps, cap))
+                                                 shared - _fluid.solo_time(m, b, n_ps, cap))
     order = ("downlink", "intra_broadcast", "forward", "backward", "intra_reduce",
              "uplink", "update", "timeouts")
     return {name: phases[name] for name in order if name in phases}
@@ -472,16 +469,16 @@ def _check_sync(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     """Validated kernel arrays, options and the broadcast shape of every input."""
     m, b, tf, tb, k, eff = _check_common(model_bytes, bandwidth, t_forward, t_backward,
                                          workers, link_efficiency)
-    ts = _c._checked("t_update", t_update)
-    _c._checked_choice("sharing", sharing, SHARINGS)
-    overlap = _check_bool("overlap", overlap)
-    p = _c._checked("n_ps", n_ps, minimum=1, integer=True)
-    cap = _c._checked_cap("per_flow_cap", per_flow_cap)
-    w = _c._checked("sharing_weight", sharing_weight, maximum=1.0)
+    ts = _v.checked("t_update", t_update)
+    _v.choice("sharing", sharing, SHARINGS)
+    overlap = _v.boolean("overlap", overlap)
+    p = _v.checked("n_ps", n_ps, minimum=1, integer=True)
+    cap = _v.checked_cap("per_flow_cap", per_flow_cap)
+    w = _v.checked("sharing_weight", sharing_weight, maximum=1.0)
     g, bi = _check_gpus(gpus_per_machine, intra_bandwidth)
-    growth = _c._checked("update_growth", update_growth, maximum=1.0)
-    tq = _c._checked("timeout_probability", timeout_probability, maximum=1.0)
-    rto = _c._checked("retransmit_timeout", retransmit_timeout, positive=True)
+    growth = _v.checked("update_growth", update_growth, maximum=1.0)
+    tq = _v.checked("timeout_probability", timeout_probability, maximum=1.0)
+    rto = _v.checked("retransmit_timeout", retransmit_timeout, positive=True)
     shape = _shape(m, b, tf, tb, ts, k, eff, p, w, bi, per_flow_cap, gpus_per_machine, growth,
                    tq, rto)
     if cap is not None and not np.all(eff == 1):
@@ -489,7 +486,7 @@ def _check_sync(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     growth = None if np.all(growth == 0) else growth
     if np.all(tq == 0):   # None: a loss-free link, no "timeouts" phase (the paper, bit for bit)
         tq = rto = None
-    return ((m, b, tf, tb, ts, k, _c._servers(p), cap, w, g, bi, growth, tq, rto),
+    return ((m, b, tf, tb, ts, k, _fluid.servers(p), cap, w, g, bi, growth, tq, rto),
             (sharing, overlap), shape)
 
 
@@ -664,10 +661,10 @@ def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, work
 # --------------------------------------------------------------------------
 
 def _allreduce_terms(m, b, tf, tb, k, g, bi, algorithm, overlap) -> dict:
-    comm = {"allreduce": _c._allreduce_time(m, b, k, algorithm)}
+    comm = {"allreduce": _fluid.allreduce_time(m, b, k, algorithm)}
     if g is not None:
-        comm = {"intra_reduce": _c._ring_time(m, bi, g), "allreduce": comm["allreduce"],
-                "intra_broadcast": _c._broadcast_time(m, bi, g)}
+        comm = {"intra_reduce": _fluid.ring_time(m, bi, g), "allreduce": comm["allreduce"],
+                "intra_broadcast": _fluid.broadcast_time(m, bi, g)}
     phases = {"forward": tf}
     if overlap:
         _overlapped(comm, "backward", tb, phases)
@@ -682,8 +679,8 @@ def _check_allreduce(model_bytes, bandwidth, t_forward, t_backward, workers, alg
                      overlap, link_efficiency, gpus_per_machine, intra_bandwidth):
     m, b, tf, tb, k, eff = _check_common(model_bytes, bandwidth, t_forward, t_backward,
                                          workers, link_efficiency)
-    _c._checked_choice("algorithm", algorithm, ALGORITHMS)
-    overlap = _check_bool("overlap", overlap)
+    _v.choice("algorithm", algorithm, ALGORITHMS)
+    overlap = _v.boolean("overlap", overlap)
     g, bi = _check_gpus(gpus_per_machine, intra_bandwidth)
     shape = _shape(m, b, tf, tb, k, eff, bi, gpus_per_machine)
     return (m, b, tf, tb, k, g, bi), (algorithm, overlap), shape
@@ -851,7 +848,7 @@ def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_upda
     ...                        architecture="allreduce")   # 0.3 + 0.00175 + 0.08 + 0.001
     0.38275
     """
-    _c._checked_choice("architecture", architecture, ARCHITECTURES)
+    _v.choice("architecture", architecture, ARCHITECTURES)
     if intra_bandwidth is None:
         raise SpecError("intra_bandwidth", "is required by hierarchical_step_time")
     if architecture == "allreduce":
@@ -870,27 +867,6 @@ def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_upda
 # --------------------------------------------------------------------------
 # Model objects
 # --------------------------------------------------------------------------
-
-def check_data_parallel_inputs(workload, cluster, config, model: str = "coarse models") -> None:
-    """Spec types, and a synchronous data-parallel configuration (n_workers = 1).
-
-    Shared by every model whose K is ``config.n_replicas`` (coarse, GST).
-    """
-    for name, value, kind in (("workload", workload, Profile), ("cluster", cluster, Cluster),
-                              ("config", config, Config)):
-        if not isinstance(value, kind):
-            raise SpecError(name, f"expected a {kind.__name__}, got {type(value).__name__}")
-    if config.n_workers > 1:
-        raise Infeasible(f"{model} are data-parallel only: config.n_workers="
-                         f"{config.n_workers} workers per replica needs model parallelism "
-                         "(use a layer-wise model)")
-    if config.mode != "sync":
-        raise Infeasible(f"{model} need config.mode='sync', got "
-                         f"{config.mode!r} (use the asynchronous MVA model)")
-
-
-_check_inputs = check_data_parallel_inputs
-
 
 def _gpu_options(cluster: Cluster) -> dict:
     if cluster.gpus_per_machine > 1:
@@ -946,8 +922,8 @@ class SyncCoarse:
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
-        _c._checked_choice("sharing", self.sharing, SHARINGS)
-        _check_bool("overlap", self.overlap)
+        _v.choice("sharing", self.sharing, SHARINGS)
+        _v.boolean("overlap", self.overlap)
 
     def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
         """Predict one synchronous step of ``config.n_replicas`` workers.
@@ -974,7 +950,7 @@ class SyncCoarse:
         Infeasible
             ``config.n_workers > 1`` (model parallelism) or an async config.
         """
-        _check_inputs(workload, cluster, config)
+        check_inputs(workload, cluster, config, type(self).__name__)
         if config.n_ps < 1:
             raise SpecError("config.n_ps", f"SyncCoarse needs at least one parameter server, "
                                            f"got {config.n_ps}")
@@ -1037,8 +1013,8 @@ class AllReduceCoarse:
     uses_parameter_servers: ClassVar[bool] = False
 
     def __post_init__(self):
-        _c._checked_choice("algorithm", self.algorithm, ALGORITHMS)
-        _check_bool("overlap", self.overlap)
+        _v.choice("algorithm", self.algorithm, ALGORITHMS)
+        _v.boolean("overlap", self.overlap)
 
     def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
         """Predict one all-reduce step of ``config.n_replicas`` workers.
@@ -1064,7 +1040,7 @@ class AllReduceCoarse:
         Infeasible
             ``config.n_workers > 1`` (model parallelism) or an async config.
         """
-        _check_inputs(workload, cluster, config)
+        check_inputs(workload, cluster, config, type(self).__name__)
         phases = allreduce_phases(workload.model_bytes, cluster.nic_bandwidth,
                                   workload.t_forward, workload.t_backward, config.n_replicas,
                                   algorithm=self.algorithm, overlap=self.overlap,

@@ -13,10 +13,10 @@ NIC still carries all ``M`` bytes (a transfer never beats ``M / B``).  A
 per-flow cap ``c`` (seed 003 Sec. 4.4: AWS limits one flow to 10 Gbps) bounds
 the rate of every single flow, even when it is alone on the link.
 
-Every public function validates its inputs and raises
-:class:`~perfmodel.errors.SpecError` naming the argument; the leading-underscore
-kernels do not validate and are what :mod:`perfmodel.coarse` composes after
-validating once.
+Every function validates its inputs and raises
+:class:`~perfmodel.errors.SpecError` naming the argument; the unvalidated
+kernels they share with :mod:`perfmodel.coarse` (which validates once and
+composes them) live in ``perfmodel._fluid``.
 
 References
 ----------
@@ -31,7 +31,9 @@ import math
 
 import numpy as np
 
-from .errors import SpecError
+from ._fluid import (broadcast_time, is_one, pull_time, push_time, ring_time, servers,
+                     tree_time)
+from ._validate import broadcast_result, checked, checked_cap, choice
 
 __all__ = [
     "LINK_SHARINGS", "ALLREDUCE_ALGORITHMS",
@@ -45,162 +47,6 @@ LINK_SHARINGS = ("ps", "fcfs")
 
 #: All-reduce algorithms with a cost formula here.
 ALLREDUCE_ALGORITHMS = ("ring", "tree")
-
-
-# --------------------------------------------------------------------------
-# Validation helpers (shared with perfmodel.coarse)
-# --------------------------------------------------------------------------
-
-def _as_array(name: str, value) -> np.ndarray:
-    if isinstance(value, (bool, np.bool_)):
-        raise SpecError(name, f"expected a number, got {value!r}")
-    if isinstance(value, str):
-        raise SpecError(name, f"expected a number or an array of numbers, "
-                              f"got the string {value!r}")
-    try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise SpecError(name, f"expected a number or an array of numbers, "
-                              f"got {type(value).__name__} {value!r}") from None
-
-
-def _first_bad(array: np.ndarray, ok: np.ndarray) -> float:
-    return array.flat[int(np.flatnonzero(~np.broadcast_to(ok, array.shape))[0])]
-
-
-def _scalar_ok(x: float, positive: bool, finite: bool, integer: bool, minimum, maximum) -> bool:
-    """Whether a plain float passes every check of :func:`_checked` (else take the slow path)."""
-    if minimum is not None:
-        ok = x >= minimum
-    else:
-        ok = x > 0 if positive else x >= 0
-    if maximum is not None:
-        ok = ok and x <= maximum
-    if finite:
-        ok = ok and x != math.inf
-    if integer:
-        ok = ok and math.isfinite(x) and x == math.floor(x)
-    return ok
-
-
-def _checked(name: str, value, *, positive: bool = False, finite: bool = True,
-             integer: bool = False, minimum: float | None = None,
-             maximum: float | None = None) -> np.ndarray:
-    """``value`` as a float array (a float for a plain scalar), or SpecError naming
-    ``name`` and the first bad element.
-
-    NaN always fails (every comparison with NaN is false).  The checks are a
-    handful of whole-array numpy operations, never a Python loop over elements.
-    """
-    if type(value) is float or type(value) is int:  # fast path for plain scalars
-        x = float(value)
-        if _scalar_ok(x, positive, finite, integer, minimum, maximum):
-            return x
-    a = _as_array(name, value)
-    if minimum is not None:
-        ok, rule = a >= minimum, f">= {minimum:g}"
-    elif positive:
-        ok, rule = a > 0, "> 0"
-    else:
-        ok, rule = a >= 0, ">= 0"
-    if not ok.all():
-        raise SpecError(name, f"must be {rule} (and not NaN), got {_first_bad(a, ok)!r}")
-    if maximum is not None and not (a <= maximum).all():
-        raise SpecError(name, f"must be <= {maximum:g}, got {_first_bad(a, a <= maximum)!r}")
-    if finite and not np.isfinite(a).all():
-        raise SpecError(name, f"must be finite, got {_first_bad(a, np.isfinite(a))!r}")
-    if integer:
-        whole = a == np.floor(a)
-        if not whole.all():
-            raise SpecError(name, f"must be a whole number, got {_first_bad(a, whole)!r}")
-    return a
-
-
-def _checked_cap(name: str, value) -> np.ndarray | None:
-    """A per-flow cap: None (no cap) or positive rates; ``inf`` means no cap."""
-    if value is None:
-        return None
-    cap = _checked(name, value, positive=True, finite=False)
-    return None if np.all(np.isinf(cap)) else cap
-
-
-def _checked_choice(name: str, value, choices: tuple) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise SpecError(name, f"must be one of {', '.join(choices)}; got {value!r}")
-    return value
-
-
-def _is_one(a: np.ndarray) -> bool:
-    return bool(np.all(a == 1))
-
-
-def _servers(n_ps: np.ndarray) -> np.ndarray | None:
-    """Validated server counts for the kernels: None stands for one server."""
-    return None if _is_one(n_ps) else n_ps
-
-
-def _out(result, *inputs):
-    """A float when every input was a scalar, else an array of the inputs' broadcast shape."""
-    shape = np.broadcast_shapes(*(np.shape(x) for x in inputs if x is not None))
-    if shape == ():
-        return float(result)
-    result = np.asarray(result, dtype=float)
-    if result.shape != shape:  # inputs that cost nothing (one server, no cap) still shape it
-        result = np.array(np.broadcast_to(result, shape))
-    return result
-
-
-# --------------------------------------------------------------------------
-# Kernels (no validation; arrays in, arrays out).  ``n_ps=None`` is one server
-# and ``cap=None`` no cap, so the paper's case costs no extra array operation.
-# --------------------------------------------------------------------------
-
-def _solo_time(m, b, n_ps, cap):
-    """One worker moving its M bytes to/from ``n_ps`` servers with the links to itself."""
-    t = m / b
-    if cap is not None:
-        t = np.maximum(t, m / cap if n_ps is None else m / (n_ps * cap))
-    return t
-
-
-def _shared_time(m, b, k, n_ps, cap):
-    """K workers moving M bytes each at once, each link shared equally (fluid)."""
-    if n_ps is None:
-        t = k * (m / b)
-    else:  # each server link carries K*M/n_ps; a worker's own NIC still carries M
-        t = np.maximum(k * (m / (n_ps * b)), m / b)
-    if cap is not None:
-        t = np.maximum(t, m / cap if n_ps is None else m / (n_ps * cap))
-    return t
-
-
-def _pull_time(m, b, k, n_ps, cap, sharing):
-    # Under FCFS the last of the K pulls ends when the server link has sent
-    # K*M/n_ps bytes, the same instant as under equal sharing (eqs. 7 and 8
-    # have the same downlink term); `sharing` is accepted for symmetry.
-    return _shared_time(m, b, k, n_ps, cap)
-
-
-def _push_time(m, b, k, n_ps, cap, sharing):
-    if sharing == "ps":
-        return _shared_time(m, b, k, n_ps, cap)
-    return _solo_time(m, b, n_ps, cap)
-
-
-def _ring_time(m, b, k):
-    return (2.0 * (k - 1.0) / k) * (m / b)
-
-
-def _tree_time(m, b, k):
-    return (2.0 * np.ceil(np.log2(k))) * (m / b)
-
-
-def _allreduce_time(m, b, k, algorithm):
-    return _ring_time(m, b, k) if algorithm == "ring" else _tree_time(m, b, k)
-
-
-def _broadcast_time(m, bi, g):
-    return np.where(g > 1, m / bi, 0.0)
 
 
 # --------------------------------------------------------------------------
@@ -241,14 +87,14 @@ def ps_flow_rate(bandwidth, workers, n_ps=1, per_flow_cap=None):
     >>> ps_flow_rate(25e9 / 8, 2, per_flow_cap=10e9 / 8) * 8 / 1e9   # Gbps
     10.0
     """
-    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
-    k = _checked("workers", workers, minimum=1, integer=True)
-    p = _checked("n_ps", n_ps, minimum=1, integer=True)
-    cap = _checked_cap("per_flow_cap", per_flow_cap)
+    b = checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = checked("workers", workers, minimum=1, integer=True)
+    p = checked("n_ps", n_ps, minimum=1, integer=True)
+    cap = checked_cap("per_flow_cap", per_flow_cap)
     rate = np.minimum(b / k, b / p)
     if cap is not None:
         rate = np.minimum(rate, cap)
-    return _out(rate, bandwidth, workers, n_ps, per_flow_cap)
+    return broadcast_result(rate, bandwidth, workers, n_ps, per_flow_cap)
 
 
 def ps_pull_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sharing="ps"):
@@ -293,18 +139,18 @@ def ps_pull_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sha
     0.32
     """
     m, b, k, p, cap = _checked_ps_args(model_bytes, bandwidth, workers, n_ps, per_flow_cap, sharing)
-    t = _pull_time(m, b, k, p, cap, sharing)
-    return _out(t, model_bytes, bandwidth, workers, n_ps, per_flow_cap)
+    t = pull_time(m, b, k, p, cap, sharing)
+    return broadcast_result(t, model_bytes, bandwidth, workers, n_ps, per_flow_cap)
 
 
 def _checked_ps_args(model_bytes, bandwidth, workers, n_ps, per_flow_cap, sharing):
     """Validated arrays of the PS transfer arguments (shared by pull and push)."""
-    m = _checked("model_bytes", model_bytes)
-    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
-    k = _checked("workers", workers, minimum=1, integer=True)
-    p = _servers(_checked("n_ps", n_ps, minimum=1, integer=True))
-    cap = _checked_cap("per_flow_cap", per_flow_cap)
-    _checked_choice("sharing", sharing, LINK_SHARINGS)
+    m = checked("model_bytes", model_bytes)
+    b = checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = checked("workers", workers, minimum=1, integer=True)
+    p = servers(checked("n_ps", n_ps, minimum=1, integer=True))
+    cap = checked_cap("per_flow_cap", per_flow_cap)
+    choice("sharing", sharing, LINK_SHARINGS)
     return m, b, k, p, cap
 
 
@@ -348,8 +194,8 @@ def ps_push_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sha
     0.08
     """
     m, b, k, p, cap = _checked_ps_args(model_bytes, bandwidth, workers, n_ps, per_flow_cap, sharing)
-    t = _push_time(m, b, k, p, cap, sharing)
-    return _out(t, model_bytes, bandwidth, workers, n_ps, per_flow_cap)
+    t = push_time(m, b, k, p, cap, sharing)
+    return broadcast_result(t, model_bytes, bandwidth, workers, n_ps, per_flow_cap)
 
 
 def ring_allreduce_time(model_bytes, bandwidth, workers):
@@ -381,10 +227,10 @@ def ring_allreduce_time(model_bytes, bandwidth, workers):
     >>> ring_allreduce_time(100e6, 1.25e9, 4)    # 2 * 3/4 * 0.08 s
     0.12
     """
-    m = _checked("model_bytes", model_bytes)
-    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
-    k = _checked("workers", workers, minimum=1, integer=True)
-    return _out(_ring_time(m, b, k), model_bytes, bandwidth, workers)
+    m = checked("model_bytes", model_bytes)
+    b = checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = checked("workers", workers, minimum=1, integer=True)
+    return broadcast_result(ring_time(m, b, k), model_bytes, bandwidth, workers)
 
 
 def tree_allreduce_time(model_bytes, bandwidth, workers):
@@ -418,10 +264,10 @@ def tree_allreduce_time(model_bytes, bandwidth, workers):
     >>> tree_allreduce_time(100e6, 1.25e9, 4)    # 2 * 2 * 0.08 s
     0.32
     """
-    m = _checked("model_bytes", model_bytes)
-    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
-    k = _checked("workers", workers, minimum=1, integer=True)
-    return _out(_tree_time(m, b, k), model_bytes, bandwidth, workers)
+    m = checked("model_bytes", model_bytes)
+    b = checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = checked("workers", workers, minimum=1, integer=True)
+    return broadcast_result(tree_time(m, b, k), model_bytes, bandwidth, workers)
 
 
 def allreduce_time(model_bytes, bandwidth, workers, algorithm="ring"):
@@ -448,7 +294,7 @@ def allreduce_time(model_bytes, bandwidth, workers, algorithm="ring"):
     ----------
     Seed 003 eq. 11 ("ring"); "tree" is our own extension.
     """
-    _checked_choice("algorithm", algorithm, ALLREDUCE_ALGORITHMS)
+    choice("algorithm", algorithm, ALLREDUCE_ALGORITHMS)
     if algorithm == "ring":
         return ring_allreduce_time(model_bytes, bandwidth, workers)
     return tree_allreduce_time(model_bytes, bandwidth, workers)
@@ -476,10 +322,10 @@ def intra_allreduce_time(model_bytes, intra_bandwidth, gpus_per_machine):
     Seed 003 Sec. 4.4 (first step of the multi-GPU scheme, following Goyal et
     al.); the ring cost of eq. 11 applied to the intra-machine links.
     """
-    m = _checked("model_bytes", model_bytes)
-    bi = _checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
-    g = _checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
-    return _out(_ring_time(m, bi, g), model_bytes, intra_bandwidth, gpus_per_machine)
+    m = checked("model_bytes", model_bytes)
+    bi = checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
+    g = checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
+    return broadcast_result(ring_time(m, bi, g), model_bytes, intra_bandwidth, gpus_per_machine)
 
 
 def intra_broadcast_time(model_bytes, intra_bandwidth, gpus_per_machine):
@@ -508,10 +354,10 @@ def intra_broadcast_time(model_bytes, intra_bandwidth, gpus_per_machine):
     (bandwidth term of a pipelined broadcast) is our own choice, the seed gives
     none.
     """
-    m = _checked("model_bytes", model_bytes)
-    bi = _checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
-    g = _checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
-    return _out(_broadcast_time(m, bi, g), model_bytes, intra_bandwidth, gpus_per_machine)
+    m = checked("model_bytes", model_bytes)
+    bi = checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
+    g = checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
+    return broadcast_result(broadcast_time(m, bi, g), model_bytes, intra_bandwidth, gpus_per_machine)
 
 
 def hierarchical_allreduce_time(model_bytes, bandwidth, machines, gpus_per_machine,
@@ -556,19 +402,19 @@ def hierarchical_allreduce_time(model_bytes, bandwidth, machines, gpus_per_machi
     Seed 003 Sec. 4.4 (the scheme, following Goyal et al.); the costs of each
     step are eq. 11 and eqs. 7-8 applied to each level (our own composition).
     """
-    m = _checked("model_bytes", model_bytes)
-    b = _checked("bandwidth", bandwidth, positive=True, finite=False)
-    k = _checked("machines", machines, minimum=1, integer=True)
-    g = _checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
-    bi = _checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
-    _checked_choice("inter", inter, ALLREDUCE_ALGORITHMS + ("ps",))
+    m = checked("model_bytes", model_bytes)
+    b = checked("bandwidth", bandwidth, positive=True, finite=False)
+    k = checked("machines", machines, minimum=1, integer=True)
+    g = checked("gpus_per_machine", gpus_per_machine, minimum=1, integer=True)
+    bi = checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
+    choice("inter", inter, ALLREDUCE_ALGORITHMS + ("ps",))
     if inter == "ps":
-        p = _servers(_checked("n_ps", n_ps, minimum=1, integer=True))
-        cap = _checked_cap("per_flow_cap", per_flow_cap)
-        _checked_choice("sharing", sharing, LINK_SHARINGS)
-        across = _push_time(m, b, k, p, cap, sharing) + _pull_time(m, b, k, p, cap, sharing)
+        p = servers(checked("n_ps", n_ps, minimum=1, integer=True))
+        cap = checked_cap("per_flow_cap", per_flow_cap)
+        choice("sharing", sharing, LINK_SHARINGS)
+        across = push_time(m, b, k, p, cap, sharing) + pull_time(m, b, k, p, cap, sharing)
     else:
-        across = _allreduce_time(m, b, k, inter)
-    t = _ring_time(m, bi, g) + across + _broadcast_time(m, bi, g)
-    return _out(t, model_bytes, bandwidth, machines, gpus_per_machine, intra_bandwidth,
+        across = allreduce_time(m, b, k, inter)
+    t = ring_time(m, bi, g) + across + broadcast_time(m, bi, g)
+    return broadcast_result(t, model_bytes, bandwidth, machines, gpus_per_machine, intra_bandwidth,
                 n_ps, per_flow_cap)

@@ -1,13 +1,18 @@
 """Typed exceptions of perfmodel.
 
-Every error a user can cause by bad input is a :class:`SpecError`; a request
-that is well formed but cannot be satisfied (no configuration fits the machine
-budget, a model that does not apply to a configuration) is :class:`Infeasible`.
+Every exception raised on purpose is here and derives from
+:class:`PerfModelError`.  Every error a user can cause by bad input is a
+:class:`SpecError` (a :class:`ConstraintViolation` when a configuration breaks
+a constraint of the layer-wise problem); a request that is well formed but
+cannot be satisfied (no configuration fits the machine budget, a model that
+does not apply to a configuration) is :class:`Infeasible`; a hardware
+micro-benchmark that fails is a :class:`CalibrationError`.
 """
 
 from __future__ import annotations
 
-__all__ = ["PerfModelError", "SpecError", "Infeasible"]
+__all__ = ["PerfModelError", "SpecError", "ConstraintViolation", "Infeasible",
+           "CalibrationError"]
 
 
 class PerfModelError(Exception):
@@ -48,5 +53,56 @@ class SpecError(PerfModelError, ValueError):
         return SpecError(field, self.message, source or self.source)
 
 
+class ConstraintViolation(SpecError):
+    """A configuration breaks a constraint of the layer-wise problem (a SpecError: bad input).
+
+    The constraints are those of Yan et al. 2015, Fig. 7 (C1-C4) and ours (PS);
+    ``optimizer.space.CONSTRAINTS`` states each.
+
+    Parameters
+    ----------
+    constraint : str
+        ``"C1"`` .. ``"C4"`` or ``"PS"`` (``optimizer.space.CONSTRAINTS``).
+    field : str
+        Path of the offending field, e.g. ``"config"`` or ``"layers[2].threads"``.
+    value : object
+        The offending value (a number, a worker id, a pair of segments ...).
+    message : str
+        What is wrong, naming the value; the constraint id is prefixed.
+    limit : object, optional
+        The bound the value broke (machines, cores, workers), when there is one.
+    layer : int, optional
+        Index of the layer, for C2-C4.
+    source : str, optional
+        File the value came from.
+
+    Examples
+    --------
+    >>> err = ConstraintViolation("C2", "layers[1].threads", 20, "threads = 20 exceeds 16 cores",
+    ...                           limit=16, layer=1)
+    >>> str(err), err.constraint, err.value
+    ('layers[1].threads: C2: threads = 20 exceeds 16 cores', 'C2', 20)
+    """
+
+    def __init__(self, constraint: str, field: str, value, message: str, *, limit=None,
+                 layer: int | None = None, source: str | None = None):
+        self.constraint = constraint
+        self.value = value
+        self.limit = limit
+        self.layer = layer
+        self.detail = message
+        super().__init__(field, f"{constraint}: {message}", source)
+
+    def within(self, prefix: str | None = None, source: str | None = None) -> "ConstraintViolation":
+        """The same violation with its field nested under ``prefix`` and/or a file name."""
+        nested = super().within(prefix, source)
+        return ConstraintViolation(self.constraint, nested.field, self.value, self.detail,
+                                   limit=self.limit, layer=self.layer, source=nested.source)
+
+
 class Infeasible(PerfModelError):
     """No configuration satisfies the request (exit code 1 in the CLI)."""
+
+
+class CalibrationError(PerfModelError, RuntimeError):
+    """A hardware micro-benchmark process failed or stopped answering."""

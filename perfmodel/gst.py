@@ -98,8 +98,9 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import integrate, special
 
-from . import collectives as _c
+from . import _validate as _v
 from .errors import Infeasible, SpecError
+from .interface import check_inputs
 from .result import Estimate
 from .specs import Cluster, Config, Profile
 
@@ -145,71 +146,6 @@ BLOM_ALPHA = 0.375
 BLOM_MAX_ERROR = 0.0253
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-
-
-# --------------------------------------------------------------------------
-# Validation helpers
-# --------------------------------------------------------------------------
-
-def _real(name: str, value):
-    """Finite real numbers of any sign, as a float (plain scalar) or an array."""
-    if type(value) is float or type(value) is int:
-        if math.isfinite(value):
-            return float(value)
-    a = _c._as_array(name, value)
-    ok = np.isfinite(a)
-    if not ok.all():
-        raise SpecError(name, f"must be finite (and not NaN), got {_c._first_bad(a, ok)!r}")
-    return a
-
-
-def _nonneg(name: str, value, *, finite: bool = True):
-    return _c._checked(name, value, finite=finite)
-
-
-def _count(name: str, value):
-    return _c._checked(name, value, minimum=1, integer=True)
-
-
-def _fraction(name: str, value, *, closed: bool = True):
-    x = _c._checked(name, value, maximum=1.0)
-    if not closed and np.any(np.asarray(x) >= 1.0):
-        a = np.asarray(x)
-        raise SpecError(name, f"must be < 1, got {_c._first_bad(a, a < 1)!r}")
-    return x
-
-
-def _bool(name: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise SpecError(name, f"expected True or False, got {value!r}")
-    return bool(value)
-
-
-def _scalar_int(name: str, value, minimum: int = 0) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        if not (isinstance(value, numbers.Real) and float(value).is_integer()):
-            raise SpecError(name, f"expected a whole number, got {value!r}")
-    value = int(value)
-    if value < minimum:
-        raise SpecError(name, f"must be >= {minimum}, got {value}")
-    return value
-
-
-def _axis(name: str, axis, ndim: int) -> int:
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
-        raise SpecError(name, f"expected an integer axis, got {axis!r}")
-    if not -ndim <= axis < ndim:
-        raise SpecError(name, f"axis {axis} is out of range for {ndim}-dimensional input")
-    return int(axis) % ndim
-
-
-def _choice(name: str, value, choices: tuple) -> str:
-    return _c._checked_choice(name, value, choices)
-
-
-def _out(result, *inputs):
-    """A float when every input was a scalar, else an array of the broadcast shape."""
-    return _c._out(result, *inputs)
 
 
 # --------------------------------------------------------------------------
@@ -310,10 +246,10 @@ def expected_max_normal(n, mu=0.0, sigma=1.0):
     >>> expected_max_normal([2, 1024], 0.5, 0.01).round(6)
     array([0.505642, 0.532482])
     """
-    k = _count("n", n)
-    m = _real("mu", mu)
-    s = _nonneg("sigma", sigma)
-    return _out(m + s * _std_max(k), k, m, s)
+    k = _v.counts("n", n)
+    m = _v.finite_real("mu", mu)
+    s = _v.checked("sigma", sigma)
+    return _v.broadcast_result(m + s * _std_max(k), k, m, s)
 
 
 def max_normal_std(n, sigma=1.0):
@@ -342,9 +278,9 @@ def max_normal_std(n, sigma=1.0):
     >>> round(max_normal_std(2), 12) == round(math.sqrt(1 - 1 / math.pi), 12)
     True
     """
-    k = _count("n", n)
-    s = _nonneg("sigma", sigma)
-    return _out(s * np.sqrt(_std_max(k, "var")), k, s)
+    k = _v.counts("n", n)
+    s = _v.checked("sigma", sigma)
+    return _v.broadcast_result(s * np.sqrt(_std_max(k, "var")), k, s)
 
 
 def _z(t, mu, sigma):
@@ -385,11 +321,11 @@ def max_normal_cdf(t, n, mu=0.0, sigma=1.0):
     >>> max_normal_cdf(0.0, 3)
     0.125
     """
-    x = _real("t", t)
-    k = _count("n", n)
-    m = _real("mu", mu)
-    s = _nonneg("sigma", sigma)
-    return _out(np.exp(k * special.log_ndtr(_z(x, m, s))), x, k, m, s)
+    x = _v.finite_real("t", t)
+    k = _v.counts("n", n)
+    m = _v.finite_real("mu", mu)
+    s = _v.checked("sigma", sigma)
+    return _v.broadcast_result(np.exp(k * special.log_ndtr(_z(x, m, s))), x, k, m, s)
 
 
 def max_normal_sf(t, n, mu=0.0, sigma=1.0):
@@ -414,13 +350,13 @@ def max_normal_sf(t, n, mu=0.0, sigma=1.0):
     >>> float(max_normal_sf(10.0, 1000))   # ~ 1000 * 7.6e-24
     7.61985302416047e-21
     """
-    x = _real("t", t)
-    k = _count("n", n)
-    m = _real("mu", mu)
-    s = _nonneg("sigma", sigma)
+    x = _v.finite_real("t", t)
+    k = _v.counts("n", n)
+    m = _v.finite_real("mu", mu)
+    s = _v.checked("sigma", sigma)
     z = _z(x, m, s)
     # n log Phi(z) = n log1p(-Q(z)); -expm1 keeps the tiny upper-tail values exact.
-    return _out(-np.expm1(k * np.log1p(-special.ndtr(-z))), x, k, m, s)
+    return _v.broadcast_result(-np.expm1(k * np.log1p(-special.ndtr(-z))), x, k, m, s)
 
 
 def max_normal_pdf(t, n, mu=0.0, sigma=1.0):
@@ -447,14 +383,14 @@ def max_normal_pdf(t, n, mu=0.0, sigma=1.0):
     >>> round(max_normal_pdf(0.0, 2), 12) == round(2 * 0.5 / math.sqrt(2 * math.pi), 12)
     True
     """
-    x = _real("t", t)
-    k = _count("n", n)
-    m = _real("mu", mu)
-    s = _c._checked("sigma", sigma, positive=True)
+    x = _v.finite_real("t", t)
+    k = _v.counts("n", n)
+    m = _v.finite_real("mu", mu)
+    s = _v.checked("sigma", sigma, positive=True)
     z = (x - m) / s
     logf = (np.log(k) - 0.5 * z * z - _LOG_SQRT_2PI + (k - 1.0) * special.log_ndtr(z)
             - np.log(s))
-    return _out(np.exp(logf), x, k, m, s)
+    return _v.broadcast_result(np.exp(logf), x, k, m, s)
 
 
 def max_normal_ppf(q, n, mu=0.0, sigma=1.0):
@@ -487,15 +423,15 @@ def max_normal_ppf(q, n, mu=0.0, sigma=1.0):
     >>> round(max_normal_ppf(0.99, 1024, mu=0.1, sigma=0.005), 6)
     0.121345
     """
-    p = _c._checked("q", q, maximum=1.0)
-    k = _count("n", n)
-    m = _real("mu", mu)
-    s = _nonneg("sigma", sigma)
+    p = _v.checked("q", q, maximum=1.0)
+    k = _v.counts("n", n)
+    m = _v.finite_real("mu", mu)
+    s = _v.checked("sigma", sigma)
     with np.errstate(divide="ignore"):
         z = special.ndtri_exp(np.log(p) / k)
     with np.errstate(invalid="ignore"):
         out = np.where(np.asarray(s) == 0, m, m + s * z)
-    return _out(out, p, k, m, s)
+    return _v.broadcast_result(out, p, k, m, s)
 
 
 def blom_max_normal(n, mu=0.0, sigma=1.0, alpha=BLOM_ALPHA):
@@ -533,13 +469,13 @@ def blom_max_normal(n, mu=0.0, sigma=1.0, alpha=BLOM_ALPHA):
     >>> round(blom_max_normal(2), 4)   # exact: 0.5642
     0.5895
     """
-    k = _count("n", n)
-    m = _real("mu", mu)
-    s = _nonneg("sigma", sigma)
-    a = _c._checked("alpha", alpha, maximum=0.5)
+    k = _v.counts("n", n)
+    m = _v.finite_real("mu", mu)
+    s = _v.checked("sigma", sigma)
+    a = _v.checked("alpha", alpha, maximum=0.5)
     if np.any(np.asarray(a) >= 0.5):
         raise SpecError("alpha", f"must be < 0.5, got {alpha!r}")
-    return _out(m + s * special.ndtri((k - a) / (k - 2.0 * a + 1.0)), k, m, s, a)
+    return _v.broadcast_result(m + s * special.ndtri((k - a) / (k - 2.0 * a + 1.0)), k, m, s, a)
 
 
 # --------------------------------------------------------------------------
@@ -587,9 +523,9 @@ def clark_expected_max(mu1, sigma1, mu2, sigma2, rho=0.0):
     >>> round(clark_expected_max(0.0, 1.0, 0.0, 1.0), 12) == round(1 / math.sqrt(math.pi), 12)
     True
     """
-    m1, m2 = _real("mu1", mu1), _real("mu2", mu2)
-    s1, s2 = _nonneg("sigma1", sigma1), _nonneg("sigma2", sigma2)
-    r = _real("rho", rho)
+    m1, m2 = _v.finite_real("mu1", mu1), _v.finite_real("mu2", mu2)
+    s1, s2 = _v.checked("sigma1", sigma1), _v.checked("sigma2", sigma2)
+    r = _v.finite_real("rho", rho)
     if np.any(np.abs(r) > 1):
         raise SpecError("rho", f"must be in [-1, 1], got {rho!r}")
     a = np.sqrt(np.maximum(s1 * s1 + s2 * s2 - 2.0 * r * s1 * s2, 0.0))
@@ -597,7 +533,7 @@ def clark_expected_max(mu1, sigma1, mu2, sigma2, rho=0.0):
         al = (m1 - m2) / a
         e = m1 * special.ndtr(al) + m2 * special.ndtr(-al) + a * np.exp(-0.5 * al * al
                                                                           - _LOG_SQRT_2PI)
-    return _out(np.where(a > 0, e, np.maximum(m1, m2)), m1, m2, s1, s2, r)
+    return _v.broadcast_result(np.where(a > 0, e, np.maximum(m1, m2)), m1, m2, s1, s2, r)
 
 
 def _gumbel_frame(counts):
@@ -734,13 +670,13 @@ def expected_max_normals(mu, sigma, counts=None, *, axis=-1):
     >>> round(expected_max_normals([1.0, 2.0], [0.5, 0.0]), 6)   # a deterministic 2 s worker
     2.004245
     """
-    m = _real("mu", mu)
-    s = _nonneg("sigma", sigma)
-    k = 1.0 if counts is None else _count("counts", counts)
+    m = _v.finite_real("mu", mu)
+    s = _v.checked("sigma", sigma)
+    k = 1.0 if counts is None else _v.counts("counts", counts)
     m, s, k = (np.asarray(a, dtype=float) for a in np.broadcast_arrays(m, s, k))
     if m.ndim == 0:
         m, s, k = m[None], s[None], k[None]
-    ax = _axis("axis", axis, m.ndim)
+    ax = _v.axis_index("axis", axis, m.ndim)
     if m.shape[ax] == 0:
         raise SpecError("mu", "needs at least one worker along the workers' axis")
     m, s, k = (np.moveaxis(a, ax, -1) for a in (m, s, k))
@@ -781,7 +717,7 @@ class Empirical:
     """
 
     def __init__(self, sample):
-        a = np.asarray(_real("sample", sample), dtype=float).ravel()
+        a = np.asarray(_v.finite_real("sample", sample), dtype=float).ravel()
         if a.size == 0:
             raise SpecError("sample", "must hold at least one value, got []")
         self.values = np.sort(a)
@@ -830,7 +766,7 @@ class Empirical:
     def expected_max(self, n):
         """Exact E[max of n draws with replacement]: x_(k) - sum_j (x_(j+1) - x_(j)) (j/k)^n."""
         scalar = np.ndim(n) == 0
-        n = np.asarray(_count("n", n), dtype=float)
+        n = np.asarray(_v.counts("n", n), dtype=float)
         k = self.values.size
         gaps = np.diff(self.values)
         logp = np.log(np.arange(1, k) / k)
@@ -899,11 +835,11 @@ def max_cdf(t, dist, n):
     >>> round(float(max_cdf(1.0, stats.expon(), 2)), 6)   # (1 - e^-1)^2
     0.399576
     """
-    x = _real("t", t)
+    x = _v.finite_real("t", t)
     d = _as_distribution("dist", dist)
-    k = _count("n", n)
+    k = _v.counts("n", n)
     with np.errstate(divide="ignore"):
-        return _out(np.exp(k * np.asarray(d.logcdf(x), dtype=float)), x, k)
+        return _v.broadcast_result(np.exp(k * np.asarray(d.logcdf(x), dtype=float)), x, k)
 
 
 def max_ppf(q, dist, n):
@@ -933,10 +869,10 @@ def max_ppf(q, dist, n):
     >>> round(float(max_ppf(0.5, stats.norm(), 1024)), 6) == round(max_normal_ppf(0.5, 1024), 6)
     True
     """
-    p = _c._checked("q", q, maximum=1.0)
+    p = _v.checked("q", q, maximum=1.0)
     d = _as_distribution("dist", dist)
-    k = _count("n", n)
-    return _out(_max_ppf(d, p, k), p, k)
+    k = _v.counts("n", n)
+    return _v.broadcast_result(_max_ppf(d, p, k), p, k)
 
 
 def sample_max(dist, n, size, seed=None):
@@ -973,7 +909,7 @@ def sample_max(dist, n, size, seed=None):
     True
     """
     d = _as_distribution("dist", dist)
-    k = _count("n", n)
+    k = _v.counts("n", n)
     if np.ndim(k) != 0:
         raise SpecError("n", f"must be a single whole number, got {n!r}")
     rng = np.random.default_rng(seed)
@@ -1060,19 +996,19 @@ def expected_max(dist, n, *, method="quad", draws=1_000_000, seed=None):
     3.0
     """
     d = _as_distribution("dist", dist)
-    k = _count("n", n)
-    _choice("method", method, METHODS)
-    draws = _scalar_int("draws", draws, minimum=1)
+    k = _v.counts("n", n)
+    _v.choice("method", method, METHODS)
+    draws = _v.integer("draws", draws, minimum=1)
     kk = np.asarray(k, dtype=float)
     if method == "mc":
         rng = np.random.default_rng(seed)
         res = np.array([sample_max(d, float(u), draws, rng).mean() for u in kk.ravel()])
-        return _out(res.reshape(kk.shape), k)
+        return _v.broadcast_result(res.reshape(kk.shape), k)
     if isinstance(d, Empirical):
-        return _out(d.expected_max(kk), k)
+        return _v.broadcast_result(d.expected_max(kk), k)
     uniq, inverse = np.unique(kk.ravel(), return_inverse=True)
     res = np.array([_expected_max_quad(d, float(u)) for u in uniq])[inverse]
-    return _out(res.reshape(kk.shape), k)
+    return _v.broadcast_result(res.reshape(kk.shape), k)
 
 
 # --------------------------------------------------------------------------
@@ -1081,7 +1017,7 @@ def expected_max(dist, n, *, method="quad", draws=1_000_000, seed=None):
 
 def _times(**named) -> dict:
     """Validated non-negative time arrays, broadcast to one 2-D (iterations x workers) shape."""
-    arrays = {name: np.asarray(_nonneg(name, value), dtype=float) for name, value in named.items()}
+    arrays = {name: np.asarray(_v.checked(name, value), dtype=float) for name, value in named.items()}
     for name, a in arrays.items():
         if a.ndim > 2:
             raise SpecError(name, f"expected at most 2 dimensions (iterations x workers), "
@@ -1164,7 +1100,7 @@ def epoch_time(t_io=0.0, t_fp=0.0, t_bp=0.0, t_fc=0.0, t_ag=0.0, t_bc=0.0, t_up=
     >>> epoch_time(t_fp=1.0, t_bp=2.0, t_fc=[[1.0, 2.0], [0.0, 2.0]], t_bc=0.5)
     11.0
     """
-    tail = _bool("tail", tail)
+    tail = _v.boolean("tail", tail)
     t = _times(t_io=t_io, t_fp=t_fp, t_bp=t_bp, t_fc=t_fc, t_ag=t_ag, t_bc=t_bc, t_up=t_up)
     total = gst(**t).max(axis=1).sum()
     if tail:
@@ -1228,14 +1164,14 @@ def expected_epoch_time(mu, sigma=0.0, n_workers=1, *, tail=0.0, axis=-1, distri
     >>> round(expected_epoch_time([1.0, 1.0, 1.0], 0.1, 2, tail=0.5), 6)
     3.669257
     """
-    m = np.asarray(_real("mu", mu), dtype=float)
-    s = _nonneg("sigma", sigma)
-    k = _count("n_workers", n_workers)
-    extra = _nonneg("tail", tail)
+    m = np.asarray(_v.finite_real("mu", mu), dtype=float)
+    s = _v.checked("sigma", sigma)
+    k = _v.counts("n_workers", n_workers)
+    extra = _v.checked("tail", tail)
     s, dist = _noise(s, distribution)
     if m.ndim == 0:
         m = m[None]
-    ax = _axis("axis", axis, m.ndim)
+    ax = _v.axis_index("axis", axis, m.ndim)
     if dist is None:
         s = np.asarray(s, dtype=float)
         if s.ndim:
@@ -1292,12 +1228,12 @@ def monte_carlo_epoch_time(mu, sigma, n_workers, *, replications=10, tail=0.0, s
     >>> abs(mean - expected_epoch_time(np.ones(100), 0.1, 8)) < 4 * se
     True
     """
-    m = np.asarray(_real("mu", mu), dtype=float).ravel()
-    s = np.broadcast_to(np.asarray(_nonneg("sigma", sigma), dtype=float), m.shape)
-    k = _scalar_int("n_workers", n_workers, minimum=1)
-    reps = _scalar_int("replications", replications, minimum=1)
-    extra = float(_nonneg("tail", tail))
-    _choice("method", method, ("workers", "inverse"))
+    m = np.asarray(_v.finite_real("mu", mu), dtype=float).ravel()
+    s = np.broadcast_to(np.asarray(_v.checked("sigma", sigma), dtype=float), m.shape)
+    k = _v.integer("n_workers", n_workers, minimum=1)
+    reps = _v.integer("replications", replications, minimum=1)
+    extra = float(_v.checked("tail", tail))
+    _v.choice("method", method, ("workers", "inverse"))
     rng = np.random.default_rng(seed)
     totals = np.empty(reps)
     rows = max(1, int(block) // k)
@@ -1357,10 +1293,10 @@ def type1_completion(t, axis=-1):
     >>> type1_completion([1.0, 2.0, 3.0])
     array([1., 3., 6.])
     """
-    a = np.asarray(_nonneg("t", t), dtype=float)
+    a = np.asarray(_v.checked("t", t), dtype=float)
     if a.ndim == 0:
         a = a[None]
-    return np.cumsum(a, axis=_axis("axis", axis, a.ndim))
+    return np.cumsum(a, axis=_v.axis_index("axis", axis, a.ndim))
 
 
 def type2_completion(t, ready, axis=-1):
@@ -1395,12 +1331,12 @@ def type2_completion(t, ready, axis=-1):
     >>> type2_completion([1.0, 1.0, 1.0], [1.0, 1.5, 5.0])
     array([2., 3., 6.])
     """
-    a = np.asarray(_nonneg("t", t), dtype=float)
-    r = np.asarray(_real("ready", ready), dtype=float)
+    a = np.asarray(_v.checked("t", t), dtype=float)
+    r = np.asarray(_v.finite_real("ready", ready), dtype=float)
     a, r = np.broadcast_arrays(a, r)
     if a.ndim == 0:
         a, r = a[None], r[None]
-    ax = _axis("axis", axis, a.ndim)
+    ax = _v.axis_index("axis", axis, a.ndim)
     return np.cumsum(a, axis=ax) + np.maximum.accumulate(r - _exclusive_cumsum(a, ax), axis=ax)
 
 
@@ -1438,12 +1374,12 @@ def io_pipeline(t_io, t_dt, axis=-1):
     >>> io_pipeline([1.0, 1.0, 1.0], [2.0, 2.0, 2.0])   # hidden after the first
     array([1., 0., 0.])
     """
-    io = np.asarray(_nonneg("t_io", t_io), dtype=float)
-    dt = np.asarray(_nonneg("t_dt", t_dt), dtype=float)
+    io = np.asarray(_v.checked("t_io", t_io), dtype=float)
+    dt = np.asarray(_v.checked("t_dt", t_dt), dtype=float)
     io, dt = np.broadcast_arrays(io, dt)
     if io.ndim == 0:
         io, dt = io[None], dt[None]
-    ax = _axis("axis", axis, io.ndim)
+    ax = _v.axis_index("axis", axis, io.ndim)
     tau_io = np.cumsum(io, axis=ax)
     tau_dt = type2_completion(dt, tau_io, axis=ax)
     prev = np.moveaxis(tau_dt, ax, -1)[..., :-1]
@@ -1489,8 +1425,8 @@ def layer_pipeline(t_bp, t_fc, t_ag, t_bc, *, axis=-1, order="forward"):
     >>> {k: float(v) for k, v in ex.items()}   # the first layer's FC hides behind BP
     {'bp': 2.0, 'fc': 0.5, 'ag': 0.0, 'bc': 0.25}
     """
-    _choice("order", order, ("forward", "backward"))
-    arrays = [np.asarray(_nonneg(n, v), dtype=float)
+    _v.choice("order", order, ("forward", "backward"))
+    arrays = [np.asarray(_v.checked(n, v), dtype=float)
               for n, v in (("t_bp", t_bp), ("t_fc", t_fc), ("t_ag", t_ag), ("t_bc", t_bc))]
     try:
         arrays = np.broadcast_arrays(*arrays)
@@ -1499,7 +1435,7 @@ def layer_pipeline(t_bp, t_fc, t_ag, t_bc, *, axis=-1, order="forward"):
                                 f"{', '.join(str(a.shape) for a in arrays)}") from None
     if arrays[0].ndim == 0:
         arrays = [a[None] for a in arrays]
-    ax = _axis("axis", axis, arrays[0].ndim)
+    ax = _v.axis_index("axis", axis, arrays[0].ndim)
     if order == "forward":
         arrays = [np.flip(a, axis=ax) for a in arrays]
     bp, fc, ag, bc = arrays
@@ -1547,8 +1483,8 @@ def barrier_links(n_workers, n_ps) -> tuple[str, int]:
     >>> barrier_links(8, 2), barrier_links(2, 2)
     (('ps', 2), ('workers', 2))
     """
-    n = _scalar_int("n_workers", n_workers, minimum=1)
-    k = _scalar_int("n_ps", n_ps, minimum=1)
+    n = _v.integer("n_workers", n_workers, minimum=1)
+    k = _v.integer("n_ps", n_ps, minimum=1)
     return ("ps", k) if k < n else ("workers", n)
 
 
@@ -1575,9 +1511,9 @@ def packet_count(nbytes, packet_size=1500.0):
     >>> packet_count(97.49e6)
     64994.0
     """
-    b = _nonneg("nbytes", nbytes)
-    p = _c._checked("packet_size", packet_size, positive=True)
-    return _out(np.ceil(b / p * (1.0 - 1e-12)), b, p)
+    b = _v.checked("nbytes", nbytes)
+    p = _v.checked("packet_size", packet_size, positive=True)
+    return _v.broadcast_result(np.ceil(b / p * (1.0 - 1e-12)), b, p)
 
 
 def non_barrier_time(n_packets, bandwidth, packet_size=1500.0, base_delay=0.0, alpha=1.0):
@@ -1609,12 +1545,12 @@ def non_barrier_time(n_packets, bandwidth, packet_size=1500.0, base_delay=0.0, a
     >>> non_barrier_time(1000, 1.25e9, 1500, base_delay=1e-4)   # 1e-4 + 1.5e6 / 1.25e9
     0.0013
     """
-    n = _nonneg("n_packets", n_packets)
-    b = _c._checked("bandwidth", bandwidth, positive=True)
-    p = _c._checked("packet_size", packet_size, positive=True)
-    d = _nonneg("base_delay", base_delay)
-    a = _nonneg("alpha", alpha)
-    return _out(d + a * n * p / b, n, b, p, d, a)
+    n = _v.checked("n_packets", n_packets)
+    b = _v.checked("bandwidth", bandwidth, positive=True)
+    p = _v.checked("packet_size", packet_size, positive=True)
+    d = _v.checked("base_delay", base_delay)
+    a = _v.checked("alpha", alpha)
+    return _v.broadcast_result(d + a * n * p / b, n, b, p, d, a)
 
 
 def barrier_forward_time(switch_rate, bandwidth, *, units="printed", packet_size=1500.0,
@@ -1652,17 +1588,17 @@ def barrier_forward_time(switch_rate, bandwidth, *, units="printed", packet_size
     >>> barrier_forward_time(2e6, 1.25e9, units="sound", packet_size=1250)   # 1/(2e6 - 1e6)
     1e-06
     """
-    mu = _c._checked("switch_rate", switch_rate, positive=True)
-    b = _c._checked("bandwidth", bandwidth, positive=True)
-    _choice("units", units, UNITS)
-    p = _c._checked("packet_size", packet_size, positive=True)
+    mu = _v.checked("switch_rate", switch_rate, positive=True)
+    b = _v.checked("bandwidth", bandwidth, positive=True)
+    _v.choice("units", units, UNITS)
+    p = _v.checked("packet_size", packet_size, positive=True)
     if units == "printed":
         lam = 1.0 / b
     else:
-        lam = b / p if arrival_rate is None else _nonneg("arrival_rate", arrival_rate)
+        lam = b / p if arrival_rate is None else _v.checked("arrival_rate", arrival_rate)
     with np.errstate(divide="ignore"):
         t = np.where(mu > lam, 1.0 / np.where(mu > lam, mu - lam, 1.0), np.inf)
-    return _out(t, mu, b, p, lam)
+    return _v.broadcast_result(t, mu, b, p, lam)
 
 
 def barrier_time(switch_rate, bandwidth, hops=1, **options):
@@ -1690,11 +1626,11 @@ def barrier_time(switch_rate, bandwidth, hops=1, **options):
     >>> barrier_time(2e6, 1.25e9, 3, units="sound", packet_size=1250)
     3e-06
     """
-    h = _c._checked("hops", hops, integer=True)
+    h = _v.checked("hops", hops, integer=True)
     t = barrier_forward_time(switch_rate, bandwidth, **options)
     with np.errstate(invalid="ignore"):
         out = np.where(np.asarray(h) == 0, 0.0, h * np.asarray(t))
-    return _out(out, t, h)
+    return _v.broadcast_result(out, t, h)
 
 
 def communication_time(n_packets, bandwidth, *, packet_size=1500.0, base_delay=0.0, alpha=1.0,
@@ -1734,7 +1670,7 @@ def communication_time(n_packets, bandwidth, *, packet_size=1500.0, base_delay=0
                                                     packet_size=packet_size,
                                                     arrival_rate=arrival_rate))
     n = np.asarray(n_packets, dtype=float)
-    return _out(np.where(n > 0, t, 0.0), t, n_packets)
+    return _v.broadcast_result(np.where(n > 0, t, 0.0), t, n_packets)
 
 
 def aggregation_granularity(n_packets, n_ps):
@@ -1760,9 +1696,9 @@ def aggregation_granularity(n_packets, n_ps):
     >>> aggregation_granularity(1000, 4)
     250.0
     """
-    n = _nonneg("n_packets", n_packets)
-    k = _count("n_ps", n_ps)
-    return _out(n / k, n, k)
+    n = _v.checked("n_packets", n_packets)
+    k = _v.counts("n_ps", n_ps)
+    return _v.broadcast_result(n / k, n, k)
 
 
 def aggregation_time(granularity, a=0.0, b=0.0):
@@ -1790,16 +1726,16 @@ def aggregation_time(granularity, a=0.0, b=0.0):
     >>> aggregation_time(250, 1e-5, 1e-7)
     3.5e-05
     """
-    g = _nonneg("granularity", granularity)
-    aa = _nonneg("a", a)
-    bb = _nonneg("b", b)
-    return _out(aa + bb * g, g, aa, bb)
+    g = _v.checked("granularity", granularity)
+    aa = _v.checked("a", a)
+    bb = _v.checked("b", b)
+    return _v.broadcast_result(aa + bb * g, g, aa, bb)
 
 
 def _delay_unit(bandwidth, units, packet_size):
-    b = _c._checked("bandwidth", bandwidth, positive=True)
-    _choice("units", units, UNITS)
-    p = _c._checked("packet_size", packet_size, positive=True)
+    b = _v.checked("bandwidth", bandwidth, positive=True)
+    _v.choice("units", units, UNITS)
+    p = _v.checked("packet_size", packet_size, positive=True)
     return b, p, (1.0 if units == "printed" else p)
 
 
@@ -1832,9 +1768,9 @@ def aggregation_delay_min(granularity, bandwidth, *, units="printed", packet_siz
     >>> aggregation_delay_min(250, 1.25e9, units="sound", packet_size=1500)   # 375 kB at 10 Gbps
     0.0003
     """
-    g = _nonneg("granularity", granularity)
+    g = _v.checked("granularity", granularity)
     b, p, unit = _delay_unit(bandwidth, units, packet_size)
-    return _out(g * unit / b, g, b, p)
+    return _v.broadcast_result(g * unit / b, g, b, p)
 
 
 def aggregation_delay_max(granularity, n_workers, bandwidth, *, units="printed",
@@ -1865,10 +1801,10 @@ def aggregation_delay_max(granularity, n_workers, bandwidth, *, units="printed",
     >>> aggregation_delay_max(250, 4, 1.25e9, units="sound", packet_size=1500)   # 997 packets
     0.0011964
     """
-    g = _nonneg("granularity", granularity)
-    n = _count("n_workers", n_workers)
+    g = _v.checked("granularity", granularity)
+    n = _v.counts("n_workers", n_workers)
     b, p, unit = _delay_unit(bandwidth, units, packet_size)
-    return _out(np.maximum(n * g - n + 1.0, g) * unit / b, g, n, b, p)
+    return _v.broadcast_result(np.maximum(n * g - n + 1.0, g) * unit / b, g, n, b, p)
 
 
 def aggregation_delay(granularity, n_workers, bandwidth, theta=0.5, *, units="printed",
@@ -1898,11 +1834,11 @@ def aggregation_delay(granularity, n_workers, bandwidth, theta=0.5, *, units="pr
     >>> round(aggregation_delay(250, 4, 1.25e9, 0.5, units="sound"), 9)   # (0.3 + 1.1964) / 2 ms
     0.0007482
     """
-    th = _fraction("theta", theta)
+    th = _v.fraction("theta", theta)
     lo = aggregation_delay_min(granularity, bandwidth, units=units, packet_size=packet_size)
     hi = aggregation_delay_max(granularity, n_workers, bandwidth, units=units,
                                packet_size=packet_size)
-    return _out(np.asarray(lo) + th * (np.asarray(hi) - np.asarray(lo)), lo, hi, th)
+    return _v.broadcast_result(np.asarray(lo) + th * (np.asarray(hi) - np.asarray(lo)), lo, hi, th)
 
 
 def max_aggregation_time(n_packets, n_workers, n_ps, bandwidth, a=0.0, b=0.0, *, theta=0.5,
@@ -1947,13 +1883,13 @@ def max_aggregation_time(n_packets, n_workers, n_ps, bandwidth, a=0.0, b=0.0, *,
     >>> round(max_aggregation_time(1000, 4, 4, 1.25e9, 1e-5, 1e-7, units="sound"), 9)
     0.0008882
     """
-    n = _nonneg("n_packets", n_packets)
-    w = _count("n_workers", n_workers)
-    k = _count("n_ps", n_ps)
+    n = _v.checked("n_packets", n_packets)
+    w = _v.counts("n_workers", n_workers)
+    k = _v.counts("n_ps", n_ps)
     if granularity is None:
         g = n / k
     else:
-        g = _c._checked("granularity", granularity, positive=True)
+        g = _v.checked("granularity", granularity, positive=True)
     delay = aggregation_delay(g, w, bandwidth, theta, units=units, packet_size=packet_size)
     with np.errstate(divide="ignore", invalid="ignore"):
         rounds = np.ceil(np.asarray(n, dtype=float) / np.asarray(g * k, dtype=float)
@@ -1961,7 +1897,7 @@ def max_aggregation_time(n_packets, n_workers, n_ps, bandwidth, a=0.0, b=0.0, *,
     with np.errstate(invalid="ignore"):
         work = w * rounds * np.asarray(aggregation_time(g, a, b))
         out = np.where(np.asarray(n) > 0, np.asarray(delay) + work, 0.0)
-    return _out(out, n, w, k, g, delay)
+    return _v.broadcast_result(out, n, w, k, g, delay)
 
 
 # --------------------------------------------------------------------------
@@ -1997,10 +1933,10 @@ def compression_time(ratio, t0, exponent=2.0):
     >>> compression_time(0.5, 0.01)
     0.04
     """
-    r = _fraction("ratio", ratio, closed=False)
-    t = _nonneg("t0", t0)
-    e = _nonneg("exponent", exponent)
-    return _out(t / (1.0 - r) ** e, r, t, e)
+    r = _v.fraction("ratio", ratio, closed=False)
+    t = _v.checked("t0", t0)
+    e = _v.checked("exponent", exponent)
+    return _v.broadcast_result(t / (1.0 - r) ** e, r, t, e)
 
 
 def speedup_ratio(step_time_one, step_time_n, n_workers):
@@ -2029,10 +1965,10 @@ def speedup_ratio(step_time_one, step_time_n, n_workers):
     >>> speedup_ratio(1.0, 1.25, 4)
     3.2
     """
-    t1 = _c._checked("step_time_one", step_time_one, positive=True)
-    tn = _c._checked("step_time_n", step_time_n, positive=True)
-    n = _count("n_workers", n_workers)
-    return _out(n * t1 / tn, t1, tn, n)
+    t1 = _v.checked("step_time_one", step_time_one, positive=True)
+    tn = _v.checked("step_time_n", step_time_n, positive=True)
+    n = _v.counts("n_workers", n_workers)
+    return _v.broadcast_result(n * t1 / tn, t1, tn, n)
 
 
 # --------------------------------------------------------------------------
@@ -2047,24 +1983,15 @@ def _distribution_max(dist, n: int, method: str, draws: int, seed: int) -> tuple
     return mean, p50, p99
 
 
-def _check_inputs(workload, cluster, config) -> None:
-    from .coarse import check_data_parallel_inputs
-
-    check_data_parallel_inputs(workload, cluster, config, "GST models")
-    if config.n_ps < 1:
-        raise SpecError("config.n_ps", f"the GST model needs at least one parameter server, "
-                                       f"got {config.n_ps}")
-
-
 def _layer_weights(name: str, layers) -> tuple[float, ...]:
     if isinstance(layers, (bool, np.bool_)):
         raise SpecError(name, f"expected a layer count or a list of layer weights, got {layers!r}")
     if isinstance(layers, numbers.Integral):
-        count = _scalar_int(name, layers, minimum=1)
+        count = _v.integer(name, layers, minimum=1)
         return (1.0 / count,) * count
     if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
         raise SpecError(name, f"expected a layer count or a list of layer weights, got {layers!r}")
-    w = np.asarray(_nonneg(name, list(layers)), dtype=float).ravel()
+    w = np.asarray(_v.checked(name, list(layers)), dtype=float).ravel()
     if w.size == 0 or w.sum() <= 0:
         raise SpecError(name, f"must hold at least one positive weight, got {layers!r}")
     return tuple(float(x) for x in w / w.sum())
@@ -2252,26 +2179,26 @@ class GST:
 
         for name in ("sigma", "cv", "t_io", "alpha", "agg_a", "agg_b", "compression_time",
                      "compression_exponent", "base_delay"):
-            scalar(name, _nonneg)
+            scalar(name, _v.checked)
         for name in ("packet_size", "switch_rate", "granularity"):
-            scalar(name, lambda n, v: _c._checked(n, v, positive=True))
-        scalar("arrival_rate", _nonneg)
-        scalar("theta", _fraction)
-        scalar("compression_ratio", lambda n, v: _fraction(n, v, closed=False))
-        object.__setattr__(self, "hops", _scalar_int("hops", self.hops, minimum=0))
-        object.__setattr__(self, "draws", _scalar_int("draws", self.draws, minimum=1))
-        object.__setattr__(self, "seed", _scalar_int("seed", self.seed, minimum=0))
+            scalar(name, lambda n, v: _v.checked(n, v, positive=True))
+        scalar("arrival_rate", _v.checked)
+        scalar("theta", _v.fraction)
+        scalar("compression_ratio", lambda n, v: _v.fraction(n, v, closed=False))
+        object.__setattr__(self, "hops", _v.integer("hops", self.hops, minimum=0))
+        object.__setattr__(self, "draws", _v.integer("draws", self.draws, minimum=1))
+        object.__setattr__(self, "seed", _v.integer("seed", self.seed, minimum=0))
         for name in ("io_pipeline", "layer_pipeline", "tail"):
-            _bool(name, getattr(self, name))
-        _choice("units", self.units, UNITS)
-        _choice("method", self.method, METHODS)
+            _v.boolean(name, getattr(self, name))
+        _v.choice("units", self.units, UNITS)
+        _v.choice("method", self.method, METHODS)
         if self.interval is not None:
-            _choice("interval", self.interval, INTERVALS)
+            _v.choice("interval", self.interval, INTERVALS)
         if isinstance(self.level, (bool, np.bool_)) or not isinstance(self.level, numbers.Real) \
                 or not 0 < self.level < 1:
             raise SpecError("level", f"must be a number in (0, 1), got {self.level!r}")
         if isinstance(self.layers, numbers.Integral) and not isinstance(self.layers, bool):
-            object.__setattr__(self, "layers", _scalar_int("layers", self.layers, minimum=1))
+            object.__setattr__(self, "layers", _v.integer("layers", self.layers, minimum=1))
         else:
             object.__setattr__(self, "layers", _layer_weights("layers", self.layers))
         if self.distribution is not None:
@@ -2299,7 +2226,7 @@ class GST:
             after the pipelines (s); ``"worker_mean"``: exposed time outside
             AG (s, the mean of eq. 7); ``"packets"``: packets per layer bucket.
         """
-        _check_inputs(workload, cluster, config)
+        check_inputs(workload, cluster, config, "GST", min_servers=1)
         n, k = config.n_replicas, config.n_ps
         bw = cluster.effective_bandwidth
         base = cluster.latency if self.base_delay is None else self.base_delay
@@ -2375,12 +2302,12 @@ class GST:
             ``{"mean", "p50", "p99", "sigma"}`` in seconds (sigma None for a
             distribution).
         """
-        n = _scalar_int("n_workers", n_workers, minimum=1)
+        n = _v.integer("n_workers", n_workers, minimum=1)
         if self.distribution is not None:
             mean, p50, p99 = _distribution_max(self.distribution, n, self.method, self.draws,
                                                self.seed)
             return {"mean": mean, "p50": p50, "p99": p99, "sigma": None}
-        s = (self.sigma if sigma is None else _nonneg("sigma", sigma)) + self.cv * worker_mean
+        s = (self.sigma if sigma is None else _v.checked("sigma", sigma)) + self.cv * worker_mean
         return {"mean": float(expected_max_normal(n, 0.0, s)),
                 "p50": float(max_normal_ppf(0.5, n, 0.0, s)),
                 "p99": float(max_normal_ppf(0.99, n, 0.0, s)), "sigma": s}
@@ -2520,7 +2447,7 @@ def best_compression_ratio(model: GST, workload: Profile, cluster: Cluster, conf
     if not isinstance(model, GST):
         raise SpecError("model", f"expected a GST model, got {type(model).__name__}")
     grid = np.linspace(0.0, 0.95, 96) if ratios is None else np.asarray(
-        _fraction("ratios", ratios, closed=False), dtype=float).ravel()
+        _v.fraction("ratios", ratios, closed=False), dtype=float).ravel()
     if grid.size == 0:
         raise SpecError("ratios", "must hold at least one ratio")
 
@@ -2533,7 +2460,7 @@ def best_compression_ratio(model: GST, workload: Profile, cluster: Cluster, conf
     times = np.array([step(r) for r in grid])
     i = int(np.argmin(times))
     best, best_t = float(grid[i]), float(times[i])
-    if _bool("refine", refine) and grid.size > 1:
+    if _v.boolean("refine", refine) and grid.size > 1:
         lo = float(grid[max(i - 1, 0)])
         hi = float(grid[min(i + 1, grid.size - 1)])
         if hi > lo:
@@ -2577,12 +2504,12 @@ def bottleneck_evaluation(model: GST, workload: Profile, cluster: Cluster, confi
     """
     if not isinstance(model, GST):
         raise SpecError("model", f"expected a GST model, got {type(model).__name__}")
-    _check_inputs(workload, cluster, config)
+    check_inputs(workload, cluster, config, "GST", min_servers=1)
     bws = np.atleast_1d(np.asarray(
-        _c._checked("bandwidths", cluster.nic_bandwidth if bandwidths is None else bandwidths,
+        _v.checked("bandwidths", cluster.nic_bandwidth if bandwidths is None else bandwidths,
                     positive=True), dtype=float))
     cs = np.atleast_1d(np.asarray(
-        _c._checked("compute_speedups", 1.0 if compute_speedups is None else compute_speedups,
+        _v.checked("compute_speedups", 1.0 if compute_speedups is None else compute_speedups,
                     positive=True), dtype=float))
     shape = (bws.size, cs.size)
     speed, ratio, step = np.empty(shape), np.empty(shape), np.empty(shape)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares, nnls
 
-from .collectives import _checked
+from ._validate import checked
 from .errors import SpecError
 
 __all__ = ["service_demand", "bottleneck_throughput", "UtilizationCeiling",
@@ -41,7 +41,7 @@ __all__ = ["service_demand", "bottleneck_throughput", "UtilizationCeiling",
 
 def _array(name: str, value, *, positive: bool) -> np.ndarray:
     """``value`` as a float array, finite and > 0 (or >= 0), else a SpecError naming it."""
-    return np.asarray(_checked(name, value, positive=positive), dtype=float)
+    return np.asarray(checked(name, value, positive=positive), dtype=float)
 
 
 def service_demand(utilization, throughput):

@@ -43,6 +43,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import SpecError
+from .result import Estimate
+from .sim.trace import RESOURCES
+from .specs import Config
+
 __all__ = ["scalability", "model_scalability", "ceiling_line", "estimates_over_workers",
            "curve_saturation_workers", "sweep_curves", "phase_breakdown", "latency_cdf", "gantt",
            "search_space", "save", "RESOURCE_COLORS", "FORMATS", "SWEEP_Y", "MAX_LEGEND_LINES"]
@@ -106,12 +111,12 @@ def _estimate_curve(label: str, values) -> tuple[object, object, object]:
     if all(b is None for b in bars):
         return y, None, None
     if any(b is None for b in bars):
-        raise ValueError(f"throughputs[{label!r}]: some estimates carry a throughput_interval "
-                         f"and some do not")
+        raise SpecError(f"throughputs[{label!r}]", "some estimates carry a throughput_interval "
+                                                 "and some do not")
     levels = {e.meta.get("interval_level") for e in values}
     if len(levels) > 1:
-        raise ValueError(f"throughputs[{label!r}]: intervals at different levels "
-                         f"{sorted(levels, key=str)}")
+        raise SpecError(f"throughputs[{label!r}]", f"intervals at different levels "
+                                                 f"{sorted(levels, key=str)}")
     low, high = zip(*bars)
     return y, (low, high), levels.pop()
 
@@ -177,7 +182,7 @@ def scalability(workers, throughputs: Mapping[str, object], *, saturation=None,
             band = intervals[label]
         y = np.asarray(values, dtype=float)
         if y.shape != k.shape:
-            raise ValueError(f"throughputs[{label!r}]: shape {y.shape} != workers {k.shape}")
+            raise SpecError(f"throughputs[{label!r}]", f"shape {y.shape} != workers {k.shape}")
         (line,) = ax.plot(k, y, marker="o", ms=3, label=label)
         if band is not None:
             _band(ax, k, y, band, f"{label}: {_level_text(band_level, estimates)}",
@@ -199,11 +204,11 @@ def _band(ax, k, y, band, label: str, color) -> None:
     """Shade ``low..high`` around ``y``; a band that leaves out its curve is an input error."""
     low, high = (np.asarray(b, dtype=float) for b in band)
     if low.shape != k.shape or high.shape != k.shape:
-        raise ValueError(f"{label}: shapes {low.shape}, {high.shape} != workers {k.shape}")
+        raise SpecError(label, f"shapes {low.shape}, {high.shape} != workers {k.shape}")
     if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))
             and np.all(low <= y) and np.all(y <= high)):
-        raise ValueError(f"{label}: every interval must be finite and hold its value "
-                         f"(low <= y <= high)")
+        raise SpecError(label, "every interval must be finite and hold its value "
+                               "(low <= y <= high)")
     ax.fill_between(k, low, high, color=color, alpha=0.2, lw=0, label=label)
 
 
@@ -228,8 +233,6 @@ def estimates_over_workers(model, workload, cluster, workers, *, epoch_samples=N
     list of Estimate
         One per worker count, in order.
     """
-    from .specs import Config
-
     n_ps = 1 if getattr(model, "uses_parameter_servers", True) else 0
     return [model.estimate(workload, cluster, Config(n_replicas=int(k), n_ps=n_ps,
                                                      epoch_samples=epoch_samples))
@@ -276,12 +279,12 @@ def curve_saturation_workers(workers, throughput, *, threshold: float = 0.1) -> 
     k = np.asarray(workers, dtype=float)
     x = np.asarray(throughput, dtype=float)
     if k.ndim != 1 or k.shape != x.shape or k.size == 0:
-        raise ValueError(f"workers and throughput must be 1-d of one length, "
-                         f"got {k.shape}, {x.shape}")
+        raise SpecError("workers", f"workers and throughput must be 1-d of one length, "
+                                   f"got {k.shape}, {x.shape}")
     if not (k[0] >= 1 and np.all(np.diff(k) > 0) and np.all(np.isfinite(x))):
-        raise ValueError("workers must increase from >= 1 and throughputs be finite")
+        raise SpecError("workers", "must increase from >= 1 and throughputs be finite")
     if not 0 <= threshold < 1:
-        raise ValueError(f"threshold must be in [0, 1), got {threshold!r}")
+        raise SpecError("threshold", f"must be in [0, 1), got {threshold!r}")
     gain = np.diff(x, prepend=0.0) / np.diff(k, prepend=0.0)
     worth = np.flatnonzero(gain > threshold * x[0] / k[0])
     if worth.size == 0 or worth[-1] == k.size - 1:
@@ -369,8 +372,6 @@ def _axis_text(column: str, value) -> str:
 def _row_band(row: dict, y: str):
     """(low, high) of ``y`` in a sweep row, or None: the throughput interval, or the step-time
     interval it implies (:attr:`Estimate.step_time_interval`)."""
-    from .result import Estimate
-
     if row.get("throughput_low") is None or y == "epoch_time":
         return None
     est = Estimate(step_time=row["step_time"], throughput=row["throughput"],
@@ -404,16 +405,16 @@ def sweep_curves(rows, *, x: str = "workers", y: str = "throughput", ax=None):
 
     Raises
     ------
-    ValueError
+    SpecError
         For an unknown ``x`` or ``y``, or a table with no row to draw.
     """
     if y not in SWEEP_Y:
-        raise ValueError(f"y: expected one of {', '.join(SWEEP_Y)}, got {y!r}")
+        raise SpecError("y", f"expected one of {', '.join(SWEEP_Y)}, got {y!r}")
     rows = [r for r in rows if not r.get("error") and r.get(y) is not None]
     if not rows:
-        raise ValueError(f"rows: none without an error has a {y} value")
+        raise SpecError("rows", f"none without an error has a {y} value")
     if x not in rows[0] or x in _SWEEP_RESULTS or x.startswith("phase_"):
-        raise ValueError(f"x: {x!r} is not an axis column of the table")
+        raise SpecError("x", f"{x!r} is not an axis column of the table")
     axes = [c for c in rows[0] if c not in _SWEEP_RESULTS and c != x and not c.startswith("phase_")
             and len({repr(r.get(c)) for r in rows}) > 1]
     groups: dict[tuple, list] = {}
@@ -512,7 +513,7 @@ def _step_error_bars(ax, x, records, unit: float) -> None:
         return
     levels = {r.meta.get("interval_level") for r in records}
     if len(levels) > 1:
-        raise ValueError(f"records: intervals at different levels {sorted(levels, key=str)}")
+        raise SpecError("records", f"intervals at different levels {sorted(levels, key=str)}")
     step = np.array([r.step_time for r in records], dtype=float) / unit
     low, high = (np.array(b, dtype=float) / unit for b in zip(*bars))
     ax.errorbar(x, step, yerr=[step - low, high - step], fmt="none", ecolor="black", capsize=4,
@@ -571,14 +572,12 @@ def gantt(result, ax=None, *, steps=None, resources=None):
 
     Raises
     ------
-    ValueError
+    SpecError
         When the result was not recorded.
     """
-    from perfmodel.sim import RESOURCES
-
     ops = getattr(result, "ops", None)
     if ops is None:
-        raise ValueError("gantt needs a simulation run with record=True")
+        raise SpecError("run", "gantt needs a simulation run with record=True")
     ax = _axes(ax)
     step = np.asarray(ops["step"])
     keep = np.ones(step.size, dtype=bool)
@@ -650,7 +649,7 @@ def search_space(candidates, ax=None, *, unit: float = 60.0, unit_name: str = "m
         if math.isfinite(t) and ((r, w) not in best or t < best[(r, w)][0]):
             best[(r, w)] = (t, s)
     if not best:
-        raise ValueError("search_space needs at least one candidate with a finite epoch time")
+        raise SpecError("candidates", "search_space needs at least one with a finite epoch time")
     keys = sorted(best, key=lambda k: -best[k][0])  # slowest first, fastest drawn on top
     r = np.array([k[0] for k in keys])
     w = np.array([k[1] for k in keys])
@@ -700,7 +699,7 @@ def save(fig_or_ax, path, *, dpi: int = 120, close: bool = False):
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise ValueError(f"path: expected a .png or .svg file, got {str(path)!r}")
+        raise SpecError("path", f"expected a .png or .svg file, got {str(path)!r}")
     plt = _pyplot()
     fig = fig_or_ax if hasattr(fig_or_ax, "savefig") else fig_or_ax.figure
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -90,8 +90,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import collectives as _c
+from . import _validate as _v
 from .errors import Infeasible, SpecError
+from .interface import check_inputs
 from .result import Estimate
 from .specs import Cluster, Config, Profile
 
@@ -150,7 +151,7 @@ def _residual_gamma(residual) -> float:
 
 
 def _matrix(name: str, value, shape: tuple | None = None, ndim: int = 1) -> np.ndarray:
-    a = _c._as_array(name, value)
+    a = _v.as_array(name, value)
     if a.ndim != ndim:
         raise SpecError(name, f"expected {ndim}-dimensional data, got shape {a.shape}")
     if shape is not None and a.shape != shape:
@@ -163,14 +164,14 @@ def _matrix(name: str, value, shape: tuple | None = None, ndim: int = 1) -> np.n
 
 def _check_network(delay, service, populations, disciplines, copies, residual):
     """Validated ``(Z, S, n, fcfs, copies, gamma)`` of a generic closed network."""
-    s = _c._as_array("service", service)
+    s = _v.as_array("service", service)
     if s.ndim == 1:
         s = s[:, None]
     s = _matrix("service", s, ndim=2)
     t_classes, n_stations = s.shape
     if t_classes == 0:
         raise SpecError("service", "needs at least one class (row)")
-    z = _matrix("delay", np.atleast_1d(_c._as_array("delay", delay)))
+    z = _matrix("delay", np.atleast_1d(_v.as_array("delay", delay)))
     if z.shape == (1,) and t_classes > 1:
         z = np.repeat(z, t_classes)
     if z.shape != (t_classes,):
@@ -178,7 +179,7 @@ def _check_network(delay, service, populations, disciplines, copies, residual):
     if populations is None:
         n = np.ones(t_classes, dtype=np.int64)
     else:
-        n = _matrix("populations", np.atleast_1d(_c._as_array("populations", populations)))
+        n = _matrix("populations", np.atleast_1d(_v.as_array("populations", populations)))
         if n.shape != (t_classes,):
             raise SpecError("populations", f"expected {t_classes} values, got {n.shape[0]}")
         if not (n == np.round(n)).all() or not (n >= 1).all():
@@ -191,12 +192,12 @@ def _check_network(delay, service, populations, disciplines, copies, residual):
         raise SpecError("disciplines", f"expected {n_stations} (one per station), "
                                        f"got {len(disciplines)}")
     for i, d in enumerate(disciplines):
-        _c._checked_choice(f"disciplines[{i}]", d, LINK_DISCIPLINES)
+        _v.choice(f"disciplines[{i}]", d, LINK_DISCIPLINES)
     fcfs = np.array([d == "fcfs" for d in disciplines])
     if copies is None:
         cp = np.ones(n_stations)
     else:
-        cp = _matrix("copies", np.atleast_1d(_c._as_array("copies", copies)), (n_stations,))
+        cp = _matrix("copies", np.atleast_1d(_v.as_array("copies", copies)), (n_stations,))
         if not (cp == np.round(cp)).all() or not (cp >= 1).all():
             raise SpecError("copies", f"must be whole numbers >= 1, got {cp.tolist()!r}")
     gamma = _residual_gamma(residual)
@@ -744,7 +745,7 @@ class AsyncSolution:
 
 
 def _worker_times(name: str, value, workers: int) -> np.ndarray:
-    a = _c._as_array(name, value)
+    a = _v.as_array(name, value)
     if a.ndim == 0:
         a = np.full(workers, float(a))
     elif a.ndim != 1 or a.shape[0] != workers:
@@ -756,18 +757,12 @@ def _worker_times(name: str, value, workers: int) -> np.ndarray:
     return a
 
 
-def _check_scalar(name: str, value, **rules) -> float:
-    if np.ndim(value) != 0:
-        raise SpecError(name, f"expected a number, got {value!r}")
-    return float(_c._checked(name, value, **rules))
-
-
 def _check_options(discipline, rho_threshold, overlap, method):
-    _c._checked_choice("discipline", discipline, DISCIPLINES)
-    rho_t = _check_scalar("rho_threshold", rho_threshold, maximum=1.0)
+    _v.choice("discipline", discipline, DISCIPLINES)
+    rho_t = _v.scalar("rho_threshold", rho_threshold, maximum=1.0)
     if not isinstance(overlap, (bool, np.bool_)):
         raise SpecError("overlap", f"expected True or False, got {overlap!r}")
-    _c._checked_choice("method", method, METHODS)
+    _v.choice("method", method, METHODS)
     return rho_t, bool(overlap)
 
 
@@ -906,23 +901,23 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     >>> {k: round(v, 3) for k, v in sol.utilization.items()}
     {'uplink': 0.561, 'update': 0.07, 'downlink': 0.561, 'worker': 0.526}
     """
-    m = _check_scalar("model_bytes", model_bytes)
-    b = _check_scalar("bandwidth", bandwidth, positive=True, finite=False)
-    ts = _check_scalar("t_update", t_update)
+    m = _v.scalar("model_bytes", model_bytes)
+    b = _v.scalar("bandwidth", bandwidth, positive=True, finite=False)
+    ts = _v.scalar("t_update", t_update)
     if np.ndim(workers) != 0:
         raise SpecError("workers", f"expected a whole number >= 1, got {workers!r}")
-    k = int(_c._checked("workers", workers, minimum=1, integer=True))
-    p = int(_check_scalar("n_ps", n_ps, minimum=1, integer=True))
+    k = int(_v.checked("workers", workers, minimum=1, integer=True))
+    p = int(_v.scalar("n_ps", n_ps, minimum=1, integer=True))
     rho_t, overlap = _check_options(discipline, rho_threshold, overlap, method)
     gamma = _residual_gamma(residual)
     tf = _worker_times("t_forward", t_forward, k)
     tb = _worker_times("t_backward", t_backward, k)
     if not isinstance(max_states, numbers.Integral) or max_states < 1:
         raise SpecError("max_states", f"expected a whole number >= 1, got {max_states!r}")
-    s_up = m / (p * b) if t_uplink is None else _check_scalar("t_uplink", t_uplink) / p
-    s_down = m / (p * b) if t_downlink is None else _check_scalar("t_downlink", t_downlink) / p
+    s_up = m / (p * b) if t_uplink is None else _v.scalar("t_uplink", t_uplink) / p
+    s_down = m / (p * b) if t_downlink is None else _v.scalar("t_downlink", t_downlink) / p
     s_server = ts / p
-    stall = _check_scalar("t_stall", t_stall)
+    stall = _v.scalar("t_stall", t_stall)
     if not ((tf + tb) > 0).all() and not (s_up > 0 or s_down > 0 or s_server > 0):
         raise SpecError("t_forward", "a step takes no time at all (zero compute, model and "
                                      "update): its throughput would be infinite")
@@ -1061,14 +1056,14 @@ def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, wo
                            method=method).throughput
     _check_options(discipline, 0.0, overlap, method)
     _residual_gamma(residual)
-    args = {"model_bytes": _c._checked("model_bytes", model_bytes),
-            "bandwidth": _c._checked("bandwidth", bandwidth, positive=True, finite=False),
-            "t_forward": _c._checked("t_forward", t_forward),
-            "t_backward": _c._checked("t_backward", t_backward),
-            "t_update": _c._checked("t_update", t_update),
-            "workers": _c._checked("workers", workers, minimum=1, integer=True),
-            "rho_threshold": _c._checked("rho_threshold", rho_threshold, maximum=1.0),
-            "n_ps": _c._checked("n_ps", n_ps, minimum=1, integer=True)}
+    args = {"model_bytes": _v.checked("model_bytes", model_bytes),
+            "bandwidth": _v.checked("bandwidth", bandwidth, positive=True, finite=False),
+            "t_forward": _v.checked("t_forward", t_forward),
+            "t_backward": _v.checked("t_backward", t_backward),
+            "t_update": _v.checked("t_update", t_update),
+            "workers": _v.checked("workers", workers, minimum=1, integer=True),
+            "rho_threshold": _v.checked("rho_threshold", rho_threshold, maximum=1.0),
+            "n_ps": _v.checked("n_ps", n_ps, minimum=1, integer=True)}
     shape = np.broadcast_shapes(*(np.shape(v) for v in args.values()))
     if shape == ():
         return _solve_cached({}, args, discipline, overlap, residual, method)
@@ -1097,24 +1092,6 @@ def _solve_cached(cache: dict, a: dict, discipline, overlap, residual, method) -
 
 _EQUATION = {"hybrid": "seed 003 eqs. 1-5", "ps": "seed 003 eqs. 1, 4",
              "fcfs": "seed 003 eqs. 1-3"}
-
-
-def _check_specs(workload, cluster, config, model: str) -> None:
-    for name, value, kind in (("workload", workload, Profile), ("cluster", cluster, Cluster),
-                              ("config", config, Config)):
-        if not isinstance(value, kind):
-            raise SpecError(name, f"expected a {kind.__name__}, got {type(value).__name__}")
-    if config.n_workers > 1:
-        raise Infeasible(f"{model} is data-parallel only: config.n_workers="
-                         f"{config.n_workers} workers per replica needs model parallelism "
-                         "(use a layer-wise model)")
-    if config.n_ps < 1:
-        raise SpecError("config.n_ps", f"{model} needs at least one parameter server, "
-                                       f"got {config.n_ps}")
-    if cluster.gpus_per_machine > 1:
-        raise Infeasible(f"{model} models one accelerator per worker; cluster "
-                         f"{cluster.name or ''} has gpus_per_machine="
-                         f"{cluster.gpus_per_machine} (intra-machine costs not modelled)")
 
 
 def _link_rate(cluster: Cluster) -> float:
@@ -1147,8 +1124,8 @@ def async_stall_time(probability, timeout, n_ps=1) -> float:
     >>> round(async_stall_time(0.05, 1.0), 12)
     0.1
     """
-    q = _check_scalar("timeout_probability", probability, maximum=1.0)
-    r = _check_scalar("retransmit_timeout", timeout, positive=True)
+    q = _v.scalar("timeout_probability", probability, maximum=1.0)
+    r = _v.scalar("retransmit_timeout", timeout, positive=True)
     return 2.0 * r * (1.0 - (1.0 - q) ** int(n_ps)) if q else 0.0
 
 
@@ -1222,7 +1199,8 @@ class AsyncMVA:
 
     def solve(self, workload: Profile, cluster: Cluster, config: Config) -> AsyncSolution:
         """The full :class:`AsyncSolution` behind :meth:`estimate`."""
-        _check_specs(workload, cluster, config, type(self).__name__)
+        check_inputs(workload, cluster, config, type(self).__name__, modes=None,
+                     min_servers=1, one_gpu=True)
         return async_solve(workload.model_bytes, _link_rate(cluster), workload.t_forward,
                            workload.t_backward, workload.t_update, config.n_replicas,
                            self.discipline, self.rho_threshold, self.overlap,

@@ -116,6 +116,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from . import _validate as _v
 from .errors import Infeasible, PerfModelError, SpecError
 from .result import Estimate
 from .specs import Cluster, Config, Profile
@@ -158,26 +159,6 @@ TIMEOUT_BAND = 2.0
 
 #: Seed 003 Sec. 4.2.1's rho_T grid, its AWS value 0.6 first.
 _RHO = (0.6, 0.5, 0.7, 0.4, 0.8, 0.3, 0.9, 0.2, 1.0, 0.1)
-
-
-def _check_level(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise SpecError(name, f"must be a number in (0, 1), got {value!r}")
-    return float(value)
-
-
-def _check_band(name: str, value: float) -> float:
-    """A band factor: a number >= 1 (``math.inf`` allowed)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1.0:
-        raise SpecError(name, f"must be a number >= 1, got {value!r}")
-    return float(value)
-
-
-def _check_width(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value < 0:
-        raise SpecError(name, f"must be a finite number >= 0, got {value!r}")
-    return float(value)
 
 
 # --------------------------------------------------------------------------
@@ -516,7 +497,7 @@ def with_timeout_band(candidate: Candidate, probability: float,
     """
     if not (0.0 <= probability <= 1.0):
         raise SpecError("probability", f"must be in [0, 1], got {probability!r}")
-    band = _check_band("band", band)
+    band = _v.at_least_one("band", band)
     grid = dict(candidate.grid)
     if "timeout_probability" not in grid:
         return candidate
@@ -643,9 +624,9 @@ def interval_halfwidth(log_residuals: Sequence[float], level: float = 0.9, *,
     >>> interval_halfwidth([0.1] * 9 + [0.5], 0.9)          # the 10th smallest of 10
     0.5
     """
-    level = _check_level("level", level)
-    min_width = _check_width("min_width", min_width)
-    prior_width = _check_width("prior_width", prior_width)
+    level = _v.unit_interval("level", level)
+    min_width = _v.nonnegative("min_width", min_width)
+    prior_width = _v.nonnegative("prior_width", prior_width)
     d = np.abs(np.asarray(log_residuals, dtype=float).ravel())
     if not np.isfinite(d).all():
         raise SpecError("log_residuals", "must be finite")
@@ -710,7 +691,7 @@ class Calibrated:
     ceiling: Any = None
 
     def __post_init__(self):
-        _check_level("level", self.level)
+        _v.unit_interval("level", self.level)
         if self.extrapolation not in ("linear", "none"):
             raise SpecError("extrapolation", f"expected 'linear' or 'none', got "
                                              f"{self.extrapolation!r}")
@@ -874,7 +855,7 @@ def choose(scores: Sequence[Score], *, tolerance: float = 0.01) -> tuple[int, st
     PerfModelError
         No candidate could be calibrated.
     """
-    tolerance = _check_width("tolerance", tolerance)
+    tolerance = _v.nonnegative("tolerance", tolerance)
     fitted = [i for i, s in enumerate(scores) if not s.error and math.isfinite(s.loo_error)]
     if not fitted:
         raise PerfModelError("no candidate model could be calibrated on the measurements: " +
@@ -1065,8 +1046,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         raise SpecError("link_sharing", f"expected 'fair', 'fifo' or None, got {link_sharing!r}")
     if compute_cv is None:
         compute_cv = getattr(cluster, "compute_cv", None)
-    lockstep_cv = _check_width("lockstep_cv", lockstep_cv)
-    timeout_band = _check_band("timeout_band", timeout_band)
+    lockstep_cv = _v.nonnegative("lockstep_cv", lockstep_cv)
+    timeout_band = _v.at_least_one("timeout_band", timeout_band)
     cands = tuple(default_candidates(mode, overlap=overlap, lossy=lossy, simulate=simulate)
                   if candidates is None else candidates)
     if not cands:

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import SpecError
-from . import _checks
+from .. import _validate as _v
 
 __all__ = ["Distribution", "Constant", "Normal", "LogNormal", "Pareto", "Empirical",
            "as_distribution", "from_string", "heavy_tailed_worker", "heavy_tailed_server"]
@@ -73,8 +73,8 @@ class Distribution(abc.ABC):
         (Fig. 9 varies ``std_factor`` in 1, 1/2, 1/4; Fig. 10 ``mean_factor``
         in 1, 1/2, 1/4 with ``std_factor = 1/4``).
         """
-        m = _checks.number("mean_factor", mean_factor, minimum=0.0)
-        s = _checks.number("std_factor", std_factor, minimum=0.0)
+        m = _v.number("mean_factor", mean_factor, minimum=0.0)
+        s = _v.number("std_factor", std_factor, minimum=0.0)
         return Normal(self.mean * m, self.std * s)
 
 
@@ -85,7 +85,7 @@ class Constant(Distribution):
     value: float
 
     def __post_init__(self):
-        object.__setattr__(self, "value", _checks.number("value", self.value, "s", minimum=0.0))
+        object.__setattr__(self, "value", _v.number("value", self.value, "s", minimum=0.0))
 
     def sample(self, rng, size):
         return np.full(size, self.value)
@@ -108,9 +108,9 @@ class Normal(Distribution):
     minimum: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "mean", _checks.number("mean", self.mean, "s", minimum=0.0))
-        object.__setattr__(self, "std", _checks.number("std", self.std, "s", minimum=0.0))
-        object.__setattr__(self, "minimum", _checks.number("minimum", self.minimum, "s",
+        object.__setattr__(self, "mean", _v.number("mean", self.mean, "s", minimum=0.0))
+        object.__setattr__(self, "std", _v.number("std", self.std, "s", minimum=0.0))
+        object.__setattr__(self, "minimum", _v.number("minimum", self.minimum, "s",
                                                            minimum=0.0))
 
     def sample(self, rng, size):
@@ -129,8 +129,8 @@ class LogNormal(Distribution):
     std: float
 
     def __post_init__(self):
-        object.__setattr__(self, "mean", _checks.number("mean", self.mean, "s", positive=True))
-        object.__setattr__(self, "std", _checks.number("std", self.std, "s", minimum=0.0))
+        object.__setattr__(self, "mean", _v.number("mean", self.mean, "s", positive=True))
+        object.__setattr__(self, "std", _v.number("std", self.std, "s", minimum=0.0))
 
     @property
     def log_params(self) -> tuple[float, float]:
@@ -157,18 +157,18 @@ class Pareto(Distribution):
     loc: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", _checks.number("scale", self.scale, "s", positive=True))
-        object.__setattr__(self, "shape", _checks.number("shape", self.shape, positive=True))
-        object.__setattr__(self, "loc", _checks.number("loc", self.loc, "s", minimum=0.0))
+        object.__setattr__(self, "scale", _v.number("scale", self.scale, "s", positive=True))
+        object.__setattr__(self, "shape", _v.number("shape", self.shape, positive=True))
+        object.__setattr__(self, "loc", _v.number("loc", self.loc, "s", minimum=0.0))
 
     @classmethod
     def from_mean(cls, mean: float, shape: float, loc: float = 0.0) -> "Pareto":
         """The Pareto of index ``shape`` (> 1) whose mean is ``mean`` (> ``loc``)."""
-        a = _checks.number("shape", shape, positive=True)
+        a = _v.number("shape", shape, positive=True)
         if a <= 1:
             raise SpecError("shape", f"a finite mean needs shape > 1, got {shape!r}")
-        m = _checks.number("mean", mean, "s", positive=True)
-        lo = _checks.number("loc", loc, "s", minimum=0.0)
+        m = _v.number("mean", mean, "s", positive=True)
+        lo = _v.number("loc", loc, "s", minimum=0.0)
         if m <= lo:
             raise SpecError("mean", f"must exceed loc={lo!r}, got {mean!r}")
         return cls((m - lo) * (a - 1) / a, a, lo)
@@ -229,7 +229,7 @@ def as_distribution(value, name: str = "distribution") -> Distribution:
     if isinstance(value, str):
         return from_string(value, name)
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-        return Constant(_checks.number(name, value, "s", minimum=0.0))
+        return Constant(_v.number(name, value, "s", minimum=0.0))
     raise SpecError(name, f"expected a Distribution, a duration or a string such as "
                           f"'lognormal:0.4,0.4', got {type(value).__name__} {value!r}")
 
@@ -241,7 +241,7 @@ def from_string(text: str, name: str = "distribution") -> Distribution:
         raise SpecError(name, f"expected a string, got {text!r}")
     kind, _, rest = text.strip().partition(":")
     if not rest:
-        return Constant(_checks.number(name, kind, "s", minimum=0.0))
+        return Constant(_v.number(name, kind, "s", minimum=0.0))
     args = [a.strip() for a in rest.split(",")]
     ctor = {"const": (Constant, 1, 1), "constant": (Constant, 1, 1), "normal": (Normal, 2, 3),
             "lognormal": (LogNormal, 2, 2), "pareto": (Pareto, 2, 3)}.get(kind.strip().lower())

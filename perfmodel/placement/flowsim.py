@@ -66,7 +66,7 @@ import numpy as np
 from ..errors import Infeasible, SpecError
 from ..result import Estimate
 from ..specs import Cluster, Config, Profile
-from . import _checks
+from .. import _validate as _v
 from .distributions import Distribution, as_distribution, heavy_tailed_server, heavy_tailed_worker
 from .maxmin import _fill, _fill_reference
 from .strategies import STRATEGIES, Placement, place
@@ -191,15 +191,15 @@ def scenario_arguments(topology, placement, model_bytes, gradient_bytes, worker_
     if not isinstance(placement, Placement):
         raise SpecError("placement", f"expected a Placement, got {type(placement).__name__}")
     placement.check(topology)
-    m_down = _checks.number("model_bytes", model_bytes, "B", positive=True)
-    m_up = m_down if gradient_bytes is None else _checks.number(
+    m_down = _v.number("model_bytes", model_bytes, "B", positive=True)
+    m_up = m_down if gradient_bytes is None else _v.number(
         "gradient_bytes", gradient_bytes, "B", positive=True)
     wdist = heavy_tailed_worker() if worker_compute is None else as_distribution(
         worker_compute, "worker_compute")
     sdist = heavy_tailed_server() if server_compute is None else as_distribution(
         server_compute, "server_compute")
-    iterations = _checks.integer("iterations", iterations, minimum=1)
-    warmup = _checks.integer("warmup", warmup, minimum=0)
+    iterations = _v.integer("iterations", iterations, minimum=1)
+    warmup = _v.integer("warmup", warmup, minimum=0)
     return m_down, m_up, wdist, sdist, iterations, warmup
 
 
@@ -257,15 +257,15 @@ def simulate(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTE
     m_down, m_up, wdist, sdist, iterations, warmup = scenario_arguments(
         topology, placement, model_bytes, gradient_bytes, worker_compute, server_compute,
         iterations, warmup)
-    _checks.choice("engine", engine, ENGINES)
-    cap = None if per_flow_cap is None else _checks.number(
+    _v.choice("engine", engine, ENGINES)
+    cap = None if per_flow_cap is None else _v.number(
         "per_flow_cap", per_flow_cap, "B/s", positive=True, finite=False)
     if cap is not None and math.isinf(cap):
         cap = None
     if max_events is not None:
-        max_events = _checks.integer("max_events", max_events, minimum=1)
+        max_events = _v.integer("max_events", max_events, minimum=1)
     streams = [np.random.default_rng(s)
-               for s in _checks.seed_sequence(seed).spawn(placement.n_jobs)]
+               for s in _v.seed_sequence(seed).spawn(placement.n_jobs)]
     sim = _Sim(topology, placement, m_down, m_up, wdist, sdist, iterations, warmup, streams,
                cap, engine, max_events)
     start = _time.perf_counter()
@@ -551,11 +551,11 @@ class FlowSim:
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
-        _checks.choice("strategy", self.strategy, STRATEGIES + ("optimized",))
-        _checks.integer("jobs", self.jobs, minimum=1)
-        _checks.integer("iterations", self.iterations, minimum=1)
-        _checks.integer("warmup", self.warmup, minimum=0)
-        _checks.seed_sequence(self.seed)
+        _v.choice("strategy", self.strategy, STRATEGIES + ("optimized",))
+        _v.integer("jobs", self.jobs, minimum=1)
+        _v.integer("iterations", self.iterations, minimum=1)
+        _v.integer("warmup", self.warmup, minimum=0)
+        _v.seed_sequence(self.seed)
         if not isinstance(self.topology, (str, Topology)):
             raise SpecError("topology", f"expected a preset string or a Topology, got "
                                         f"{type(self.topology).__name__}")

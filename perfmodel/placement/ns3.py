@@ -50,7 +50,7 @@ import time as _time
 import numpy as np
 
 from ..errors import SpecError
-from . import _checks
+from .. import _validate as _v
 from .flowsim import RESNET50_BYTES, FlowSimResult, scenario_arguments
 from .strategies import Placement
 from .topology import Topology
@@ -354,15 +354,15 @@ def simulate_ns3(topology: Topology, placement: Placement, model_bytes=RESNET50_
     m_down, m_up, wdist, sdist, iterations, warmup = scenario_arguments(
         topology, placement, model_bytes, gradient_bytes, worker_compute, server_compute,
         iterations, warmup)
-    scale = _checks.number("scale", scale, positive=True)
-    segment_size = _checks.integer("segment_size", segment_size, minimum=64)
-    stop_time = _checks.number("stop_time", stop_time, "s", positive=True)
+    scale = _v.number("scale", scale, positive=True)
+    segment_size = _v.integer("segment_size", segment_size, minimum=64)
+    stop_time = _v.number("stop_time", stop_time, "s", positive=True)
     if not isinstance(ecmp, bool):
         raise SpecError("ecmp", f"expected True or False, got {ecmp!r}")
     if m_down / scale < 1 or m_up / scale < 1:
         raise SpecError("scale", f"leaves less than one byte per transfer ({m_down / scale!r})")
     streams = [np.random.default_rng(s)
-               for s in _checks.seed_sequence(seed).spawn(placement.n_jobs)]
+               for s in _v.seed_sequence(seed).spawn(placement.n_jobs)]
     # the same draws, in the same order, as flowsim._Sim._start_iteration; jobs that run
     # ahead of the slowest reuse their draws cyclically past `per_job` iterations
     per_job = 3 * (iterations + warmup) + 10

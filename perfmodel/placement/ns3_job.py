@@ -78,7 +78,7 @@ import time as _time
 import numpy as np
 
 from ..errors import SpecError
-from . import _checks
+from .. import _validate as _v
 from . import ns3 as _ns3
 
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
@@ -383,20 +383,20 @@ def _compute_factors(cv: float, workers: int, per_worker: int, seed) -> np.ndarr
     if cv == 0:
         return np.ones((workers, per_worker))
     sigma2 = math.log1p(cv * cv)
-    rng = np.random.default_rng(_checks.seed_sequence(seed))
+    rng = np.random.default_rng(_v.seed_sequence(seed))
     return rng.lognormal(-sigma2 / 2, math.sqrt(sigma2), size=(workers, per_worker))
 
 
 def _check_job(model_bytes, bandwidth, t_forward, t_backward, t_update, workers, batch_size):
     """The job's numbers in SI units, or SpecError naming the argument."""
     return dict(
-        model_bytes=_checks.number("model_bytes", model_bytes, "B", positive=True),
-        bandwidth=_checks.number("bandwidth", bandwidth, "B/s", positive=True),
-        t_forward=_checks.number("t_forward", t_forward, "s", minimum=0),
-        t_backward=_checks.number("t_backward", t_backward, "s", minimum=0),
-        t_update=_checks.number("t_update", t_update, "s", minimum=0),
-        workers=_checks.integer("workers", workers, minimum=1),
-        batch_size=_checks.integer("batch_size", batch_size, minimum=1))
+        model_bytes=_v.number("model_bytes", model_bytes, "B", positive=True),
+        bandwidth=_v.number("bandwidth", bandwidth, "B/s", positive=True),
+        t_forward=_v.number("t_forward", t_forward, "s", minimum=0),
+        t_backward=_v.number("t_backward", t_backward, "s", minimum=0),
+        t_update=_v.number("t_update", t_update, "s", minimum=0),
+        workers=_v.integer("workers", workers, minimum=1),
+        batch_size=_v.integer("batch_size", batch_size, minimum=1))
 
 
 def _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, scale, steps,
@@ -404,23 +404,23 @@ def _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, 
     """The engine options, checked, or SpecError naming the argument."""
     if not isinstance(overlap, bool):
         raise SpecError("overlap", f"expected True or False, got {overlap!r}")
-    loss = _checks.number("loss_rate", loss_rate, minimum=0)
+    loss = _v.number("loss_rate", loss_rate, minimum=0)
     if loss >= 1:
         raise SpecError("loss_rate", f"must be < 1, got {loss_rate!r}")
     opts = dict(
-        mode=_checks.choice("mode", mode, ("sync", "async")), overlap=overlap,
-        queue=_checks.choice("queue", queue, ("fifo", "fair")), loss_rate=loss,
-        update=_checks.choice("update", update, ("per_step", "per_gradient")),
-        compute_cv=_checks.number("compute_cv", compute_cv, minimum=0),
-        chunks=_checks.integer("chunks", chunks, minimum=1),
-        scale=_checks.number("scale", scale, positive=True),
-        steps=_checks.integer("steps", steps, minimum=1),
-        warmup=_checks.integer("warmup", warmup, minimum=0),
-        batches=_checks.integer("batches", batches, minimum=1),
-        delay=_checks.number("delay", delay, "s", minimum=0),
-        segment_size=_checks.integer("segment_size", segment_size, minimum=64),
-        min_rto=_checks.number("min_rto", min_rto, "s", positive=True),
-        stop_time=_checks.number("stop_time", stop_time, "s", positive=True))
+        mode=_v.choice("mode", mode, ("sync", "async")), overlap=overlap,
+        queue=_v.choice("queue", queue, ("fifo", "fair")), loss_rate=loss,
+        update=_v.choice("update", update, ("per_step", "per_gradient")),
+        compute_cv=_v.number("compute_cv", compute_cv, minimum=0),
+        chunks=_v.integer("chunks", chunks, minimum=1),
+        scale=_v.number("scale", scale, positive=True),
+        steps=_v.integer("steps", steps, minimum=1),
+        warmup=_v.integer("warmup", warmup, minimum=0),
+        batches=_v.integer("batches", batches, minimum=1),
+        delay=_v.number("delay", delay, "s", minimum=0),
+        segment_size=_v.integer("segment_size", segment_size, minimum=64),
+        min_rto=_v.number("min_rto", min_rto, "s", positive=True),
+        stop_time=_v.number("stop_time", stop_time, "s", positive=True))
     if opts["steps"] < opts["batches"]:
         raise SpecError("steps", f"must be >= batches={opts['batches']}, got {steps!r}")
     return opts
@@ -509,7 +509,7 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
     per_step = 1 if o["mode"] == "sync" else k
     per_worker = 3 * (o["steps"] + o["warmup"]) + 10
     factors = _compute_factors(o["compute_cv"], k, per_worker, seed)
-    run_number = int(_checks.seed_sequence(seed).generate_state(1)[0]) % (2**31 - 1) + 1
+    run_number = int(_v.seed_sequence(seed).generate_state(1)[0]) % (2**31 - 1) + 1
     r = _runtime().gbl.perfmodel_ns3job.JobRunner()
     r.workers, r.chunks = k, blocks
     r.rate = job["bandwidth"] * 8.0 / o["scale"]

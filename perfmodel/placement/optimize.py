@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import Infeasible, SpecError
-from . import _checks
+from .. import _validate as _v
 from .strategies import Placement, _sizes
 from .topology import Topology
 
@@ -92,8 +92,8 @@ def link_loads(topology: Topology, placement: Placement, model_bytes: float = 1.
     Seed 002 Sec. 4.2 (steps 1 and 3: the bytes of one iteration).
     """
     placement.check(topology)
-    m = _checks.number("model_bytes", model_bytes, "B", positive=True)
-    g = m if gradient_bytes is None else _checks.number("gradient_bytes", gradient_bytes, "B",
+    m = _v.number("model_bytes", model_bytes, "B", positive=True)
+    g = m if gradient_bytes is None else _v.number("gradient_bytes", gradient_bytes, "B",
                                                         positive=True)
     loads = np.zeros(topology.n_arcs)
     for ps, group in zip(placement.ps, placement.workers):
@@ -348,13 +348,13 @@ def optimize_placement(topology: Topology, jobs: int, workers: int, *,
     Seed 002 Sec. 5.2 and Sec. 6 (network-aware, cross-job placement).
     """
     jobs, workers = _sizes(topology, jobs, workers)
-    _checks.choice("objective", objective, OBJECTIVES)
-    m = _checks.number("model_bytes", model_bytes, "B", positive=True)
-    g = m if gradient_bytes is None else _checks.number("gradient_bytes", gradient_bytes, "B",
+    _v.choice("objective", objective, OBJECTIVES)
+    m = _v.number("model_bytes", model_bytes, "B", positive=True)
+    g = m if gradient_bytes is None else _v.number("gradient_bytes", gradient_bytes, "B",
                                                         positive=True)
-    restarts = _checks.integer("restarts", restarts, minimum=0)
-    max_evaluations = _checks.integer("max_evaluations", max_evaluations, minimum=1)
-    rng = _checks.generator(seed)
+    restarts = _v.integer("restarts", restarts, minimum=0)
+    max_evaluations = _v.integer("max_evaluations", max_evaluations, minimum=1)
+    rng = _v.generator(seed)
     hosts_ok = _free_hosts(topology, available)
     need = jobs * (workers + 1)
     if need > len(hosts_ok):
@@ -393,8 +393,8 @@ def exhaustive_placement(topology: Topology, jobs: int, workers: int, *,
         ``limit`` placements would be exceeded.
     """
     jobs, workers = _sizes(topology, jobs, workers)
-    _checks.choice("objective", objective, OBJECTIVES)
-    m = _checks.number("model_bytes", model_bytes, "B", positive=True)
+    _v.choice("objective", objective, OBJECTIVES)
+    m = _v.number("model_bytes", model_bytes, "B", positive=True)
     hosts_ok = _free_hosts(topology, available)
     need = jobs * (workers + 1)
     if need > len(hosts_ok):

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import Infeasible, SpecError
-from . import _checks
+from .. import _validate as _v
 from .topology import Topology
 
 __all__ = ["Placement", "STRATEGIES", "colocated", "random_placement", "strided", "clustered",
@@ -83,7 +83,7 @@ class Placement:
     strategy: str = ""
 
     def __post_init__(self):
-        ps = tuple(_checks.integer(f"ps[{j}]", h) for j, h in enumerate(self.ps))
+        ps = tuple(_v.integer(f"ps[{j}]", h) for j, h in enumerate(self.ps))
         if not ps:
             raise SpecError("ps", "a placement needs at least one job")
         if len(self.workers) != len(ps):
@@ -91,7 +91,7 @@ class Placement:
                                        f"got {len(self.workers)}")
         ws = []
         for j, group in enumerate(self.workers):
-            g = tuple(_checks.integer(f"workers[{j}][{i}]", h) for i, h in enumerate(group))
+            g = tuple(_v.integer(f"workers[{j}][{i}]", h) for i, h in enumerate(group))
             if not g:
                 raise SpecError(f"workers[{j}]", "a job needs at least one worker")
             ws.append(g)
@@ -152,8 +152,8 @@ class Placement:
 def _sizes(topology: Topology, jobs, workers) -> tuple[int, int]:
     if not isinstance(topology, Topology):
         raise SpecError("topology", f"expected a Topology, got {type(topology).__name__}")
-    jobs = _checks.integer("jobs", jobs, minimum=1)
-    workers = _checks.integer("workers", workers, minimum=1)
+    jobs = _v.integer("jobs", jobs, minimum=1)
+    workers = _v.integer("workers", workers, minimum=1)
     need = jobs * (workers + 1)
     if need > topology.n_hosts:
         raise Infeasible(f"{jobs} jobs x (1 PS + {workers} workers) need {need} hosts; "
@@ -230,7 +230,7 @@ def random_placement(topology: Topology, jobs: int, workers: int, seed=0) -> Pla
     Seed 002 Sec. 4.3 (2).
     """
     jobs, workers = _sizes(topology, jobs, workers)
-    rng = _checks.generator(seed)
+    rng = _v.generator(seed)
     hosts = rng.permutation(topology.n_hosts)[: jobs * (workers + 1)]
     chunks = hosts.reshape(jobs, workers + 1)
     return Placement(tuple(int(c[0]) for c in chunks),
@@ -327,7 +327,7 @@ def place(topology: Topology, strategy: str, jobs: int, workers: int, seed=0) ->
     ``seed`` is used by ``"random"`` and ``"optimized"`` only.  ``"optimized"``
     is :func:`perfmodel.placement.optimize.optimize_placement` with its defaults.
     """
-    _checks.choice("strategy", strategy, STRATEGIES + ("optimized",))
+    _v.choice("strategy", strategy, STRATEGIES + ("optimized",))
     if strategy == "colocated":
         return colocated(topology, jobs, workers)
     if strategy == "random":

@@ -57,7 +57,7 @@ import numpy as np
 
 from .. import units
 from ..errors import SpecError
-from . import _checks
+from .. import _validate as _v
 
 __all__ = ["Topology", "racks", "paper_racks", "fat_tree", "star", "from_string",
            "PAPER_BANDWIDTH", "PAPER_LATENCY"]
@@ -130,8 +130,8 @@ class Topology:
         arcs, cap, lat = [], [], []
         for u, v, data in g.edges(data=True):
             where = f"graph.edges[{u!r}, {v!r}]"
-            c = _checks.number(f"{where}.capacity", data.get("capacity"), "B/s", positive=True)
-            d = _checks.number(f"{where}.latency", data.get("latency", 0.0), "s", minimum=0.0)
+            c = _v.number(f"{where}.capacity", data.get("capacity"), "B/s", positive=True)
+            d = _v.number(f"{where}.latency", data.get("latency", 0.0), "s", minimum=0.0)
             arcs += [(u, v), (v, u)]
             cap += [c, c]
             lat += [d, d]
@@ -358,23 +358,23 @@ def racks(n_racks: int = 8, hosts_per_rack: int = 8, bandwidth=PAPER_BANDWIDTH,
     Seed 002 Sec. 4.1 (Fig. 2): hosts on a rack switch, rack switches on a
     top switch; with several top switches, ECMP over the paths between racks.
     """
-    n_racks = _checks.integer("n_racks", n_racks, minimum=1)
-    hosts_per_rack = _checks.integer("hosts_per_rack", hosts_per_rack, minimum=1)
+    n_racks = _v.integer("n_racks", n_racks, minimum=1)
+    hosts_per_rack = _v.integer("hosts_per_rack", hosts_per_rack, minimum=1)
     if n_racks * hosts_per_rack < 2:
         raise SpecError("hosts_per_rack", "a topology needs at least two hosts, got "
                                           f"{n_racks} x {hosts_per_rack}")
-    bw = _checks.number("bandwidth", bandwidth, "B/s", positive=True)
-    lat = _checks.number("latency", latency, "s", minimum=0.0)
-    n_top = _checks.integer("n_top", n_top, minimum=0)
+    bw = _v.number("bandwidth", bandwidth, "B/s", positive=True)
+    lat = _v.number("latency", latency, "s", minimum=0.0)
+    n_top = _v.integer("n_top", n_top, minimum=0)
     if n_top == 0 and n_racks > 1:
         raise SpecError("n_top", f"must be >= 1 to join {n_racks} racks, got 0")
     if uplink_bandwidth is not None and oversubscription is not None:
         raise SpecError("oversubscription", "give uplink_bandwidth or oversubscription, not both")
     if oversubscription is not None:
-        over = _checks.number("oversubscription", oversubscription, positive=True)
+        over = _v.number("oversubscription", oversubscription, positive=True)
         up = hosts_per_rack * bw / (over * max(n_top, 1))
     else:
-        up = bw if uplink_bandwidth is None else _checks.number(
+        up = bw if uplink_bandwidth is None else _v.number(
             "uplink_bandwidth", uplink_bandwidth, "B/s", positive=True)
         over = hosts_per_rack * bw / (n_top * up) if n_top else 1.0
     g = nx.Graph(oversubscription=over)
@@ -422,7 +422,7 @@ def star(n_hosts: int, bandwidth=PAPER_BANDWIDTH, latency=0.0) -> Topology:
     The setting of seed 003's coarse model: every host has one link of
     ``bandwidth`` to a non-blocking switch.
     """
-    n_hosts = _checks.integer("n_hosts", n_hosts, minimum=2)
+    n_hosts = _v.integer("n_hosts", n_hosts, minimum=2)
     return racks(1, n_hosts, bandwidth, latency, n_top=0, name=f"star:{n_hosts}")
 
 
@@ -456,11 +456,11 @@ def fat_tree(k: int = 4, bandwidth=PAPER_BANDWIDTH, latency=PAPER_LATENCY) -> To
     Al-Fares et al., seed 002 ref. [1]; seed 002 Sec. 4.1 ("real datacenter
     topologies are often structured as a fat tree").
     """
-    k = _checks.integer("k", k, minimum=2)
+    k = _v.integer("k", k, minimum=2)
     if k % 2:
         raise SpecError("k", f"a k-ary fat tree needs an even k, got {k}")
-    bw = _checks.number("bandwidth", bandwidth, "B/s", positive=True)
-    lat = _checks.number("latency", latency, "s", minimum=0.0)
+    bw = _v.number("bandwidth", bandwidth, "B/s", positive=True)
+    lat = _v.number("latency", latency, "s", minimum=0.0)
     half = k // 2
     g = nx.Graph(oversubscription=1.0)
     n_edge = k * half
@@ -506,7 +506,7 @@ def from_string(spec: str, bandwidth=PAPER_BANDWIDTH) -> Topology:
     text = spec.strip()
     if text == "paper":
         return paper_racks()
-    default = _checks.number("bandwidth", bandwidth, "B/s", positive=True)
+    default = _v.number("bandwidth", bandwidth, "B/s", positive=True)
     m = _RACKS.match(text)
     if m:
         bw = units.parse(m.group(3), "B/s") if m.group(3) else default

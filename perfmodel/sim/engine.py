@@ -132,6 +132,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .. import _validate as _v
 from ..errors import SpecError
 from . import _kernel
 from .trace import RESOURCES, Trace
@@ -376,12 +377,6 @@ class SimResult:
 
 # ---------------------------------------------------------------------- validation
 
-def _check_choice(name, value, choices):
-    if not isinstance(value, str) or value not in choices:
-        raise SpecError(name, f"must be one of {', '.join(choices)}; got {value!r}")
-    return value
-
-
 def _check_int(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise SpecError(name, f"must be a whole number >= {minimum}, got {value!r}")
@@ -523,8 +518,8 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
     types = _types(trace, workers)
     K = sum(n for _, n in types)
     b = _check_rate("bandwidth", bandwidth, False)
-    mode = _check_choice("mode", mode, MODES)
-    sharing = _check_choice("sharing", sharing, SHARINGS)
+    mode = _v.choice("mode", mode, MODES)
+    sharing = _v.choice("sharing", sharing, SHARINGS)
     n_steps = _check_int("steps", steps, 1)
     warm = _check_int("warmup", warmup, 0)
     if warm >= n_steps:
@@ -537,17 +532,17 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
         if isinstance(jitter, bool) or not isinstance(jitter, (int, float, np.floating)) \
                 or not (math.isfinite(jitter) and jitter >= 0):
             raise SpecError("jitter", f"must be a number >= 0 or None, got {jitter!r}")
-    server_sharing = _check_choice("server_sharing", server_sharing, SERVER_SHARINGS)
+    server_sharing = _v.choice("server_sharing", server_sharing, SERVER_SHARINGS)
     if not isinstance(record, (bool, np.bool_)):
         raise SpecError("record", f"expected True or False, got {record!r}")
-    engine = _check_choice("engine", engine, ENGINES)
-    server_cpu = _check_choice("server_cpu", server_cpu, SERVER_CPUS)
+    engine = _v.choice("engine", engine, ENGINES)
+    server_cpu = _v.choice("server_cpu", server_cpu, SERVER_CPUS)
     if engine == "numba" and not numba_available():
         raise SpecError("engine", "'numba' needs the numba package (pip install numba); "
                                   "use 'auto' or 'python'")
     tmo = (_check_real("timeout_probability", timeout_probability, 0.0, 1.0, True),
            _check_real("retransmit_timeout", retransmit_timeout, 0.0, math.inf, False),
-           _check_choice("timeout_position", timeout_position, TIMEOUT_POSITIONS))
+           _v.choice("timeout_position", timeout_position, TIMEOUT_POSITIONS))
     if mode != "allreduce" and sharing == "hybrid":
         runs = tuple(_simulate_one(types, K, b, mode, s, n_steps, warm, seed, cap, win, jitter,
                                    server_sharing, record, engine, server_cpu, tmo)
