@@ -108,11 +108,12 @@ class LinAsync:
     t_uplink: float | None = None
     residual: str | float = "deterministic"
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
+    modes: ClassVar[tuple[str, ...]] = ("async",)
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
-        _q._check_options(self.discipline, self.rho_threshold, False, "exact")
-        _q._residual_gamma(self.residual)
+        _q.checked_options(self.discipline, self.rho_threshold, False, "exact")
+        _q.residual_fraction(self.residual)
         for name in ("t_downlink", "t_uplink"):
             value = getattr(self, name)
             if value is not None:
@@ -130,7 +131,7 @@ class LinAsync:
         """
         check_inputs(workload, cluster, config, type(self).__name__, modes=None,
                      min_servers=1, one_gpu=True)
-        sol = _q.async_solve(workload.model_bytes, _q._link_rate(cluster), workload.t_forward,
+        sol = _q.async_solve(workload.model_bytes, _q.link_rate(cluster), workload.t_forward,
                              workload.t_backward, workload.t_update, config.n_replicas,
                              self.discipline, self.rho_threshold, False, n_ps=config.n_ps,
                              residual=self.residual, t_uplink=self.t_uplink,
@@ -142,7 +143,7 @@ class LinAsync:
                 "utilization": dict(sol.utilization),
                 "t_downlink": self.t_downlink, "t_uplink": self.t_uplink,
                 "equation": "Lin et al. 2018 = seed 003 eqs. 1-5 without eq. 6"}
-        return _q._estimate_from(sol, workload, config, meta)
+        return _q.estimate_from_solution(sol, workload, config, meta)
 
 
 # --------------------------------------------------------------------------
@@ -257,6 +258,7 @@ class Cynthia:
 
     utilization: float | None = None
     split_links: bool = False
+    modes: ClassVar[tuple[str, ...]] = ("async",)
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
@@ -269,7 +271,7 @@ class Cynthia:
         """Predict Async-SGD with ``config.n_replicas`` workers (see the class notes)."""
         check_inputs(workload, cluster, config, type(self).__name__, modes=None,
                      min_servers=1, one_gpu=True)
-        t_comm = workload.model_bytes / _q._link_rate(cluster)
+        t_comm = workload.model_bytes / _q.link_rate(cluster)
         tp = workload.t_forward + workload.t_backward
         _, tc, _, stretch = _cynthia_terms(tp, t_comm, config.n_replicas, self.utilization,
                                            self.split_links, config.n_ps)
@@ -499,6 +501,11 @@ class Optimus:
     global_batch: float | None = None
     train_error: float | None = None
     uses_parameter_servers: ClassVar[bool] = True
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The one mode its coefficients were fitted for."""
+        return (self.mode,)
 
     def __post_init__(self):
         _v.choice("mode", self.mode, OPTIMUS_MODES)

@@ -50,15 +50,16 @@ Seed 003 (``003_466ded720105ddf3.txt``) Sec. 3.1, eqs. 7-11; Sec. 4.4.
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from . import _validate as _v
 from . import _fluid
 from . import collectives as _c
-from .errors import Infeasible, SpecError
+from .errors import SpecError
 from .interface import check_inputs
 from .result import Estimate
 from .specs import Cluster, Config, Profile
@@ -69,7 +70,7 @@ __all__ = [
     "timeout_probability_from_delay",
     "allreduce_phases", "allreduce_step_time",
     "hierarchical_step_time",
-    "SyncCoarse", "AllReduceCoarse",
+    "SyncCoarse", "AllReduceCoarse", "LockStep",
 ]
 
 #: Link-sharing models of the parameter server (seed 003 eqs. 7, 8, 9).
@@ -919,6 +920,7 @@ class SyncCoarse:
     sharing: str = "hybrid"
     overlap: bool = False
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
+    modes: ClassVar[tuple[str, ...]] = ("sync",)
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
@@ -1010,6 +1012,7 @@ class AllReduceCoarse:
     algorithm: str = "ring"
     overlap: bool = False
     #: No parameter servers: sweeps set ``n_ps = 0``.
+    modes: ClassVar[tuple[str, ...]] = ("sync",)
     uses_parameter_servers: ClassVar[bool] = False
 
     def __post_init__(self):
@@ -1053,3 +1056,43 @@ class AllReduceCoarse:
                 "compute_cv": cluster.compute_cv,
                 "gpus_per_machine": cluster.gpus_per_machine}
         return _estimate(phases, workload, cluster, config, meta)
+
+
+@dataclass(frozen=True)
+class LockStep:
+    """Async-SGD whose workers stay in lock-step: a synchronous step per worker step.
+
+    With identical, near-constant compute times and a fairly shared link, async
+    workers finish computing together, send together and share the link as in
+    a synchronous step; each worker then waits for its own update only, which
+    is the synchronous step of ``model`` (default: PS sharing, Li et al. 2022
+    eq. 7).  The throughput is ``K b / T_sync(K)``.
+
+    Parameters
+    ----------
+    model : object or None
+        A synchronous model; None: ``SyncCoarse(sharing="ps", overlap=overlap)``.
+    overlap : bool
+        Communication overlapped with computation (eq. 10), for the default
+        model.
+    """
+
+    model: Any = None
+    overlap: bool = False
+    modes: ClassVar[tuple[str, ...]] = ("async",)
+    uses_parameter_servers: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _v.boolean("overlap", self.overlap)
+        if self.model is not None and not callable(getattr(self.model, "estimate", None)):
+            raise SpecError("model", f"needs estimate(), got {type(self.model).__name__}")
+
+    def synchronous_model(self):
+        """The synchronous model whose step a lock-step worker takes."""
+        return self.model if self.model is not None else SyncCoarse("ps", self.overlap)
+
+    def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
+        """The synchronous step of ``config`` (mode set to sync), labelled lock-step."""
+        est = self.synchronous_model().estimate(workload, cluster, config.replace(mode="sync"))
+        meta = dict(est.meta, lockstep=True, mode=config.mode)
+        return dataclasses.replace(est, meta=meta)

@@ -27,11 +27,10 @@ machines, per-flow caps).
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
-from ._fluid import (broadcast_time, is_one, pull_time, push_time, ring_time, servers,
+from ._fluid import (broadcast_time, pull_time, push_time, ring_time, servers,
                      tree_time)
 from ._validate import broadcast_result, checked, checked_cap, choice
 

@@ -8,16 +8,19 @@ Errors name the file and the field inside it::
 from __future__ import annotations
 
 import json
+import warnings
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .errors import SpecError
+from .measurements import Measurement, parse_measurements
 from .specs import DNN, Cluster, Config, Layer, Profile, Spec
 
 __all__ = ["SPEC_TYPES", "read_data", "load", "load_dnn", "load_profile", "load_cluster",
-           "load_config", "load_pipedream", "dump", "save", "json_schemas", "write_schemas",
+           "load_config", "dump", "save", "json_schemas", "write_schemas",
            "read_text", "write_json", "load_measurements"]
 
 #: File formats by name: the spec class each one holds.
@@ -92,7 +95,7 @@ def dump(spec: Spec, fmt: str = "json") -> str:
         return json.dumps(data, indent=2) + "\n"
     if fmt == "yaml":
         return yaml.safe_dump(data, sort_keys=False)
-    raise ValueError(f"unknown format {fmt!r}; expected 'json' or 'yaml'")
+    raise SpecError("format", f"unknown format {fmt!r}; expected 'json' or 'yaml'")
 
 
 def save(spec: Spec, path: str | Path) -> None:
@@ -119,22 +122,6 @@ def write_schemas(directory: str | Path) -> list[Path]:
     return written
 
 
-def load_pipedream(path: str | Path):
-    """Load a PipeDream ``graph.txt`` profile as a :class:`~perfmodel.pipedream.PipeDreamGraph`.
-
-    Errors name the file and the line (``<path>: line 7: forward_compute_time: ...``).
-    """
-    from .pipedream import parse_graph
-
-    path = Path(path)
-    text = read_text(path)
-    try:
-        return parse_graph(text, source=path.name)
-    except SpecError as err:
-        raise err.within(source=str(path)) from None
-
-
-
 def write_json(data, path: str | Path) -> None:
     """Write JSON-ready ``data`` to ``path`` (e.g. a Chrome trace of simulated steps)."""
     try:
@@ -143,12 +130,20 @@ def write_json(data, path: str | Path) -> None:
         raise SpecError("", f"cannot write file: {err.strerror or err}", source=str(path)) from None
 
 
-def load_measurements(path: str | Path):
-    """Load a throughput-measurement CSV as a tuple of :class:`~perfmodel.tuning.Measurement`.
+def load_measurements(path: str | Path) -> tuple[Measurement, ...]:
+    """Load a throughput-measurement CSV as a tuple of :class:`~perfmodel.measurements.Measurement`.
 
-    The format is documented in :mod:`perfmodel.tuning`; errors name the file,
-    the line and the column (``<path>: line 3, column bandwidth: ...``).
+    The format is documented in :mod:`perfmodel.measurements`; errors name
+    the file, the line and the column (``<path>: line 3, column bandwidth: ...``).
     """
-    from .tuning import parse_measurements
-
     return parse_measurements(read_text(path), source=str(path))
+
+
+def __getattr__(name: str):
+    # load_pipedream moved to perfmodel.pipedream.load_graph (a format of the models layer);
+    # the old name keeps working for code written against it.
+    if name == "load_pipedream":
+        warnings.warn("perfmodel.io.load_pipedream is perfmodel.pipedream.load_graph",
+                      DeprecationWarning, stacklevel=2)
+        return import_module("perfmodel.pipedream").load_graph
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

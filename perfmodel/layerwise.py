@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -541,8 +541,11 @@ class LayerWise:
     read_term: str = "printed"
     working_set: str = "worker"
     threads: int | None = None
+    #: ``config.mode`` is not read: replicas read weights every N_read samples whatever
+    #: the mode (Yan et al. 2015, Sec. 4.3).
+    modes: ClassVar[tuple[str, ...]] = ("sync", "async")
     #: Configurations use parameter servers (searches read this).
-    uses_parameter_servers = True
+    uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
         if not (isinstance(self.mw_position, (int, float)) and 0.0 <= self.mw_position <= 1.0):

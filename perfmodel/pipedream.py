@@ -23,7 +23,8 @@ totals :attr:`PipeDreamGraph.t_forward` / :attr:`~PipeDreamGraph.t_backward`
 and :func:`layer_table` leave them out; :attr:`PipeDreamGraph.t_input` keeps
 that time.
 
-Reading files is :func:`perfmodel.io.load_pipedream`'s job; this module parses text.
+:func:`parse_graph` parses text; :func:`load_graph` reads a file through
+:func:`perfmodel.io.read_text`.
 
 Examples
 --------
@@ -54,17 +55,19 @@ import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from types import MappingProxyType
 
 import networkx as nx
 import numpy as np
 
 from .errors import SpecError
+from .io import read_text
 from .specs import Profile
 
 __all__ = [
     "REPOSITORY", "COMMIT", "PipeDreamNode", "PipeDreamGraph", "LayerTable",
-    "BatchInference", "parse_graph", "guess_kind", "to_profile", "layer_table",
+    "BatchInference", "parse_graph", "load_graph", "guess_kind", "to_profile", "layer_table",
     "infer_batch_size", "PROFILER_RESOLUTIONS",
 ]
 
@@ -383,6 +386,19 @@ def _check_edges(edges, edge_lines, node_lines, source):
         if (a, b) in seen:
             _fail(lineno, f"duplicate edge {a} -- {b} (first on line {seen[(a, b)]})", source)
         seen[(a, b)] = lineno
+
+
+def load_graph(path: str | Path) -> PipeDreamGraph:
+    """Load a PipeDream ``graph.txt`` profile.
+
+    Errors name the file and the line (``<path>: line 7: forward_compute_time: ...``).
+    """
+    path = Path(path)
+    text = read_text(path)
+    try:
+        return parse_graph(text, source=path.name)
+    except SpecError as err:
+        raise err.within(source=str(path)) from None
 
 
 def parse_graph(text: str, source: str = "") -> PipeDreamGraph:

@@ -131,7 +131,7 @@ MAX_LINEARIZER_TYPES = 128
 # Validation
 # --------------------------------------------------------------------------
 
-def _residual_gamma(residual) -> float:
+def residual_fraction(residual) -> float:
     """The fraction of ``S rho`` eq. 2 subtracts: 1/2 deterministic, 0 exponential."""
     if isinstance(residual, str):
         if residual == "deterministic":
@@ -200,7 +200,7 @@ def _check_network(delay, service, populations, disciplines, copies, residual):
         cp = _matrix("copies", np.atleast_1d(_v.as_array("copies", copies)), (n_stations,))
         if not (cp == np.round(cp)).all() or not (cp >= 1).all():
             raise SpecError("copies", f"must be whole numbers >= 1, got {cp.tolist()!r}")
-    gamma = _residual_gamma(residual)
+    gamma = residual_fraction(residual)
     cycle0 = z + (s * cp).sum(axis=1)
     if not (cycle0 > 0).all():
         t = int(np.flatnonzero(cycle0 <= 0)[0])
@@ -757,7 +757,8 @@ def _worker_times(name: str, value, workers: int) -> np.ndarray:
     return a
 
 
-def _check_options(discipline, rho_threshold, overlap, method):
+def checked_options(discipline, rho_threshold, overlap, method):
+    """(rho_T, overlap) of validated MVA options (shared with the baselines)."""
     _v.choice("discipline", discipline, DISCIPLINES)
     rho_t = _v.scalar("rho_threshold", rho_threshold, maximum=1.0)
     if not isinstance(overlap, (bool, np.bool_)):
@@ -908,8 +909,8 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
         raise SpecError("workers", f"expected a whole number >= 1, got {workers!r}")
     k = int(_v.checked("workers", workers, minimum=1, integer=True))
     p = int(_v.scalar("n_ps", n_ps, minimum=1, integer=True))
-    rho_t, overlap = _check_options(discipline, rho_threshold, overlap, method)
-    gamma = _residual_gamma(residual)
+    rho_t, overlap = checked_options(discipline, rho_threshold, overlap, method)
+    gamma = residual_fraction(residual)
     tf = _worker_times("t_forward", t_forward, k)
     tb = _worker_times("t_backward", t_backward, k)
     if not isinstance(max_states, numbers.Integral) or max_states < 1:
@@ -1054,8 +1055,8 @@ def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, wo
         return async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                            discipline, rho_threshold, overlap, n_ps=n_ps, residual=residual,
                            method=method).throughput
-    _check_options(discipline, 0.0, overlap, method)
-    _residual_gamma(residual)
+    checked_options(discipline, 0.0, overlap, method)
+    residual_fraction(residual)
     args = {"model_bytes": _v.checked("model_bytes", model_bytes),
             "bandwidth": _v.checked("bandwidth", bandwidth, positive=True, finite=False),
             "t_forward": _v.checked("t_forward", t_forward),
@@ -1094,7 +1095,7 @@ _EQUATION = {"hybrid": "seed 003 eqs. 1-5", "ps": "seed 003 eqs. 1, 4",
              "fcfs": "seed 003 eqs. 1-3"}
 
 
-def _link_rate(cluster: Cluster) -> float:
+def link_rate(cluster: Cluster) -> float:
     """Rate of one transfer alone on a link: goodput, bounded by the per-flow cap."""
     rate = cluster.effective_bandwidth
     if cluster.per_flow_cap is not None:
@@ -1102,7 +1103,9 @@ def _link_rate(cluster: Cluster) -> float:
     return rate
 
 
-def _estimate_from(sol: AsyncSolution, workload: Profile, config: Config, meta: dict) -> Estimate:
+def estimate_from_solution(sol: AsyncSolution, workload: Profile, config: Config,
+                           meta: dict) -> Estimate:
+    """The Estimate of a solved configuration: its phases, samples and bottleneck."""
     phases = {name: float(values[0]) for name, values in sol.phases.items()}
     est = Estimate.from_phases(phases, config.n_replicas * workload.batch_size,
                                epoch_samples=config.epoch_samples, meta=meta)
@@ -1191,17 +1194,18 @@ class AsyncMVA:
     residual: str | float = "deterministic"
     method: str = "auto"
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
+    modes: ClassVar[tuple[str, ...]] = ("async",)
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
-        _check_options(self.discipline, self.rho_threshold, self.overlap, self.method)
-        _residual_gamma(self.residual)
+        checked_options(self.discipline, self.rho_threshold, self.overlap, self.method)
+        residual_fraction(self.residual)
 
     def solve(self, workload: Profile, cluster: Cluster, config: Config) -> AsyncSolution:
         """The full :class:`AsyncSolution` behind :meth:`estimate`."""
         check_inputs(workload, cluster, config, type(self).__name__, modes=None,
                      min_servers=1, one_gpu=True)
-        return async_solve(workload.model_bytes, _link_rate(cluster), workload.t_forward,
+        return async_solve(workload.model_bytes, link_rate(cluster), workload.t_forward,
                            workload.t_backward, workload.t_update, config.n_replicas,
                            self.discipline, self.rho_threshold, self.overlap,
                            n_ps=config.n_ps, residual=self.residual, method=self.method,
@@ -1242,10 +1246,10 @@ class AsyncMVA:
                 "workers": config.n_replicas, "n_ps": config.n_ps,
                 "steps_per_second": sol.throughput,
                 "utilization": dict(sol.utilization),
-                "link_rate": _link_rate(cluster),
+                "link_rate": link_rate(cluster),
                 # Recorded, not used: each gradient is one update of t_update
                 # (so update_growth has no effect), and MVA sees mean times only.
                 "update_growth": cluster.update_growth, "compute_cv": cluster.compute_cv,
                 "timeout_probability": cluster.timeout_probability,
                 "retransmit_timeout": cluster.retransmit_timeout}
-        return _estimate_from(sol, workload, config, meta)
+        return estimate_from_solution(sol, workload, config, meta)

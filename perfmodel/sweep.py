@@ -182,10 +182,7 @@ def _model_options(name: str | None) -> set[str]:
     """Options of the registry model ``name``; a model object's (name None) are fixed."""
     if name is None:
         return set()
-    module, cls_name, _ = registry.MODELS[name]
-    from importlib import import_module
-
-    return {f.name for f in dataclasses.fields(getattr(import_module(module), cls_name))}
+    return {f.name for f in dataclasses.fields(registry.model_class(name))}
 
 
 def _model_entry(value) -> tuple:
@@ -351,10 +348,7 @@ class Grid:
 
 def _registry_name(model) -> str | None:
     """The registry name of a model object's class, for its default workload and cluster."""
-    for name, (module, cls_name, _) in registry.MODELS.items():
-        if type(model).__name__ == cls_name and type(model).__module__ == module:
-            return name
-    return None
+    return registry.name_of(model)
 
 
 def _labelled(pairs: list, identity: Callable) -> tuple:

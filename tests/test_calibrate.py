@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfmodel import calibrate as cal_mod
+from perfmodel.fit import microbench as cal_mod
 from perfmodel.calibrate import (ACTIVATIONS, BLAS_THREAD_VARIABLES, Calibration, CacheInfo,
                                  Plan, activate, calibrate, calibrated_cluster,
                                  canonical_forward, detect_cache, error_term, make_plan,

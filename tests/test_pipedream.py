@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel import io
+from perfmodel import io, pipedream
 from perfmodel.errors import SpecError
 from perfmodel.pipedream import (COMMIT, REPOSITORY, PipeDreamGraph, guess_kind,
                                  infer_batch_size, layer_table, parse_graph, to_profile)
@@ -42,7 +42,7 @@ def _line(node_id="node2", op="ReLU(inplace)", fwd="0.500", bwd="0.250", act="8.
 
 @pytest.fixture(scope="module")
 def small() -> PipeDreamGraph:
-    return io.load_pipedream(FIXTURE)
+    return pipedream.load_graph(FIXTURE)
 
 
 # --------------------------------------------------------------------- the fixture, by hand
@@ -204,7 +204,7 @@ def test_guess_kind(op, kind):
 
 def test_every_kind_in_the_real_files_is_known():
     for path in GRAPH_FILES:
-        for node in io.load_pipedream(path).nodes:
+        for node in pipedream.load_graph(path).nodes:
             assert node.kind in LAYER_KINDS
             if node.op.split("(")[0] in ("Conv2d", "Linear", "BatchNorm2d", "ReLU"):
                 assert node.kind != "other", node.op
@@ -235,7 +235,7 @@ def test_all_fourteen_files_are_there():
 def test_real_file_parses_with_independent_totals(path):
     text = path.read_text(encoding="utf-8")
     want = _independent_sums(text)
-    g = io.load_pipedream(path)
+    g = pipedream.load_graph(path)
     assert len(g) == want["nodes"] and len(g.edges) == want["edges"]
     assert g.t_forward == pytest.approx(float(want["fwd_ms"]) / 1000, rel=1e-12)
     assert g.t_backward == pytest.approx(float(want["bwd_ms"]) / 1000, rel=1e-12)
@@ -252,7 +252,7 @@ def test_real_file_parses_with_independent_totals(path):
 
 @pytest.mark.parametrize("path", GRAPH_FILES, ids=lambda p: p.stem)
 def test_real_file_batch_size(path):
-    g = io.load_pipedream(path)
+    g = pipedream.load_graph(path)
     found = infer_batch_size(g)
     assert found is not None and found.batch_size == BATCH[path.stem]
     assert found.resolution == (None if path.stem.startswith("gnmt") else
@@ -265,7 +265,7 @@ def test_real_file_batch_size(path):
 
 def test_resnet50_batch_from_the_brief():
     # resnet50's 512x28x28 FP32 activation of 205520896 bytes is batch 128.
-    g = io.load_pipedream(GRAPHS / "resnet50.txt")
+    g = pipedream.load_graph(GRAPHS / "resnet50.txt")
     assert any(n.activation_bytes == 205520896 for n in g.nodes)
     assert 205520896 == 128 * 512 * 28 * 28 * 4
     assert infer_batch_size(g).batch_size == 128
@@ -328,11 +328,11 @@ def test_file_errors_name_file_and_line(tmp_path):
     path = tmp_path / "broken.txt"
     path.write_text(NODE + "\n" + _line(fwd="1,5"), encoding="utf-8")
     with pytest.raises(SpecError) as info:
-        io.load_pipedream(path)
+        pipedream.load_graph(path)
     assert info.value.source == str(path)
     assert str(info.value).startswith(f"{path}: line 2: forward_compute_time:")
     with pytest.raises(SpecError, match="cannot read file"):
-        io.load_pipedream(tmp_path / "missing.txt")
+        pipedream.load_graph(tmp_path / "missing.txt")
 
 
 # --------------------------------------------------------------------- properties
@@ -355,3 +355,11 @@ def test_random_dags_parse_consistently(rows, data):
     assert g.t_forward == pytest.approx(sum(f for f, _, _ in rows) / 1e6, rel=1e-12, abs=0)
     assert g.t_backward == pytest.approx(sum(b for _, b, _ in rows) / 1e6, rel=1e-12, abs=0)
     assert g.parameter_bytes == sum(p for _, _, p in rows)
+
+
+def test_old_loader_name_still_loads_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="pipedream.load_graph"):
+        loader = io.load_pipedream
+    assert loader(FIXTURE).nodes == pipedream.load_graph(FIXTURE).nodes
+    with pytest.raises(AttributeError):
+        io.no_such_loader  # noqa: B018

@@ -284,13 +284,13 @@ def test_a_fold_never_fits_more_tunables_than_it_has_points(profile, cluster):
 def test_ps_sharing_is_valid_on_fifo_links_and_fcfs_not_on_fair_ones():
     """TCP shares a drop-tail FIFO about equally (the ns-3 matrix), so eq. 7 stays valid
     there; FCFS sharing (eq. 8) is not what a fair queue does."""
-    from perfmodel.select import _validity, default_candidates
+    from perfmodel.fit.selection import default_candidates, validity
     cands = {c.name: c for c in default_candidates("sync", simulate=True)}
     for name in ("sync-ps", "sim-ps"):
-        assert _validity(cands[name], "sync", 0.1, "fifo", 0.05)[0]
-        assert _validity(cands[name], "sync", 0.1, "fair", 0.05)[0]
+        assert validity(cands[name], "sync", 0.1, "fifo", 0.05)[0]
+        assert validity(cands[name], "sync", 0.1, "fair", 0.05)[0]
     for name in ("sync-fcfs", "sim-fcfs", "sync-hybrid"):
-        assert not _validity(cands[name], "sync", 0.1, "fair", 0.05)[0]
+        assert not validity(cands[name], "sync", 0.1, "fair", 0.05)[0]
 
 
 def test_block_trace_whole_gradient_update_by_hand():

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from perfmodel.coarse import allreduce_step_time, sync_step_time
 from perfmodel.errors import Infeasible, SpecError
-from perfmodel.io import load_pipedream
+from perfmodel.pipedream import load_graph as load_pipedream
 from perfmodel.result import Estimate
 from perfmodel.sim import (Op, Step, Trace, TraceSim, add_parsing_overhead, assign_servers,
                            chrome_trace, fair_shares, from_layers, order_transmissions,

@@ -263,7 +263,7 @@ def test_cli_predict_reads_the_step_time_spread(capsys, tmp_path):
 # ---------------------------------------------------------------- the ns-3 matrix
 
 def test_ns3_step_time_std_from_batch_means():
-    from perfmodel.validation import NS3Run, _step_time_std
+    from perfmodel.fit.validation import NS3Run, _step_time_std
 
     def run(mode, workers, thr, std, seed=0):
         return NS3Run("r", "fair", 0.003, 1.25e9, mode, False, "per_step", 0.1, workers, 1,
@@ -332,7 +332,7 @@ def test_calibrate_network_reads_a_modeless_spread_as_the_models_mode():
     """A CSV without a mode column: the spread at 2 workers is one sync step's (2 messages a
     phase) for a sync model, one worker's cycle (1 message) for the async MVA."""
     from perfmodel.queueing import AsyncMVA
-    from perfmodel.select import TIMEOUT_BAND, _band_values
+    from perfmodel.fit.timeouts import TIMEOUT_BAND, band_values
     from perfmodel.tuning import CALIBRATION_GRIDS, calibrate_network
 
     base = Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
@@ -344,7 +344,7 @@ def test_calibrate_network_reads_a_modeless_spread_as_the_models_mode():
         cal = calibrate_network(PROF, base, ms, model=model, cv=None,
                                 params=("link_efficiency", "timeout_probability"))
         q = coarse.timeout_probability_from_spread(std, 1.0, n, 0.0)
-        assert cal.grids["timeout_probability"] == _band_values(grid, q, TIMEOUT_BAND)
+        assert cal.grids["timeout_probability"] == band_values(grid, q, TIMEOUT_BAND)
     assert coarse.timeout_probability_from_spread(std, 1.0, 1, 0.0) > 0.1 > 0.06
 
 

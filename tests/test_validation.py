@@ -127,7 +127,7 @@ def test_dl2_default_stage_equals_validate_dl2(vgg_cells):
 def test_dl2_selected_is_one_of_the_variants_capped(vgg_cells):
     """The selected row is the chosen variant's prediction held under the CPU ceiling
     fitted on the same 4 runs, with the testbed's capacity (all DNNs' largest reading)."""
-    from perfmodel.validation import _dl2_fit, _dl2_models, _split_dl2, DL2_GROWTH
+    from perfmodel.fit.validation import DL2_GROWTH, _dl2_fit, _split_dl2, dl2_models
 
     sel = next(c for c in vgg_cells if c.stage == "selected")
     assert sel.n_train == 4 and 0 <= sel.coverage <= 1
@@ -140,7 +140,7 @@ def test_dl2_selected_is_one_of_the_variants_capped(vgg_cells):
                    for r in _split_dl2([x for x in recs if x.model == d])[0])
     assert capacity == pytest.approx(2.022)
     train, test = _split_dl2([r for r in recs if r.model == "vgg-16"])
-    model = _dl2_models()[name]
+    model = dl2_models()[name]
     fit = _dl2_fit(model, train, 0.0)
     if stage.rstrip(")") == "calibrated":
         fit = _dl2_fit(model, train, DL2_GROWTH, (fit.c, fit.tau, fit.u))

@@ -25,7 +25,7 @@ from .torch_profile import TorchProfile, profile_layers, profile_module
 from .engine import (AUTO_JITTER, AUTO_NUMBA_SIZE, ENGINES, MODES, SERVER_CPUS, SERVER_SHARINGS,
                      SHARINGS, SimResult, numba_available, simulate)
 from .export import chrome_trace
-from .model import ARCHITECTURES, PHASES, TraceSim, simulate_range, split_servers
+from .model import ARCHITECTURES, PHASES, BlockTrace, TraceSim, simulate_range, split_servers
 from .tensorflow import (GRPC_WINDOW, ORDERS, add_parsing_overhead, assign_servers, fair_shares,
                          order_transmissions)
 from .trace import (COMMUNICATION, COMPUTATION, RESOURCES, Op, Step, Trace, from_layers,
@@ -41,7 +41,8 @@ __all__ = [
     "MODES", "SHARINGS", "SERVER_CPUS", "SERVER_SHARINGS", "ENGINES", "AUTO_JITTER", "AUTO_NUMBA_SIZE",
     "SimResult", "simulate", "numba_available",
     # model object, sweeps, export
-    "ARCHITECTURES", "PHASES", "TraceSim", "simulate_range", "split_servers", "chrome_trace",
+    "ARCHITECTURES", "PHASES", "TraceSim", "BlockTrace", "simulate_range", "split_servers",
+    "chrome_trace",
     # seed 000 (TensorFlow)
     "tensorflow", "GRPC_WINDOW", "ORDERS", "assign_servers", "add_parsing_overhead",
     "order_transmissions", "fair_shares",

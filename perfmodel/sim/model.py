@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, ClassVar, Iterable
 
 import numpy as np
 
@@ -27,8 +27,8 @@ from .engine import (ENGINES, SERVER_CPUS, SERVER_SHARINGS, SHARINGS, TIMEOUT_PO
                      SimResult, simulate)
 from .trace import COMMUNICATION, Op, Step, Trace, from_layers
 
-__all__ = ["ARCHITECTURES", "PHASES", "TraceSim", "simulate_range", "split_servers",
-           "update_factor"]
+__all__ = ["ARCHITECTURES", "PHASES", "TraceSim", "BlockTrace", "simulate_range",
+           "split_servers", "update_factor"]
 
 #: Exchange architectures of :class:`TraceSim`.
 ARCHITECTURES = ("ps", "allreduce")
@@ -280,6 +280,11 @@ class TraceSim:
             raise SpecError("level", f"must be a number in (0, 1), got {level!r}")
 
     @property
+    def modes(self) -> tuple[str, ...]:
+        """Synchronisation modes it simulates (all-reduce is synchronous)."""
+        return ("sync", "async") if self.architecture == "ps" else ("sync",)
+
+    @property
     def uses_parameter_servers(self) -> bool:
         """The configuration's ``n_ps`` servers are used (sweeps read this)."""
         return self.architecture == "ps"
@@ -502,3 +507,66 @@ def simulate_range(trace, workers: Iterable[int], bandwidth, mode="async", shari
         if progress is not None:
             progress(res)
     return out
+
+
+@dataclass(frozen=True)
+class BlockTrace:
+    """A trace-driven model run on a profile split into equal layer blocks.
+
+    A one-layer trace cannot overlap anything: its push starts after the
+    whole backward pass.  Real jobs push each layer's gradient as soon as it
+    is computed (Li et al. 2022, Sec. 3.2; the overlap of eqs. 6 and 10); splitting the model
+    bytes, T_F and T_B into ``blocks`` equal layers
+    (:func:`perfmodel.sim.trace.from_layers`, overlap on) gives the simulator
+    that partial overlap, where eq. 10 assumes a perfect one.
+
+    Parameters
+    ----------
+    model : object
+        A trace-driven model (:class:`~perfmodel.sim.model.TraceSim`).
+    blocks : int
+        Equal layer blocks (>= 1).
+    update : {"whole", "per_layer"}
+        ``"whole"``: one server update of ``t_update`` once every block's
+        gradient has arrived (a parameter server applying whole gradients, as
+        the ns-3 backend's does); ``"per_layer"``: one update per block right
+        after its push, ``t_update`` split by bytes
+        (:func:`perfmodel.sim.trace.from_layers`).
+    """
+
+    model: Any
+    blocks: int = 4
+    update: str = "whole"
+    uses_parameter_servers: ClassVar[bool] = True
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The wrapped model's modes."""
+        return tuple(getattr(self.model, "modes", ("sync", "async")))
+
+    def __post_init__(self):
+        if isinstance(self.blocks, bool) or not isinstance(self.blocks, int) or self.blocks < 1:
+            raise SpecError("blocks", f"must be an integer >= 1, got {self.blocks!r}")
+        if self.update not in ("whole", "per_layer"):
+            raise SpecError("update", f"expected 'whole' or 'per_layer', got {self.update!r}")
+
+    def trace(self, profile: Profile):
+        """The block trace of ``profile`` (see the class docstring)."""
+        k, whole = self.blocks, self.update == "whole" and profile.t_update > 0
+        trace = Trace.from_layers([profile.model_bytes / k] * k, [profile.t_forward / k] * k,
+                                  [profile.t_backward / k] * k,
+                                  0.0 if whole else profile.t_update, overlap=True,
+                                  batch_size=profile.batch_size, name=profile.name)
+        if not whole:
+            return trace
+        step = trace.steps[0]
+        pushes = tuple(o.id for o in step.ops if o.res == "uplink")
+        update = Op("upd", "ps", seconds=profile.t_update, deps=pushes, server=0)
+        return Trace((Step(step.ops + (update,)),), batch_size=profile.batch_size,
+                     name=profile.name)
+
+    def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
+        """The model's estimate on the block trace of a :class:`Profile` workload."""
+        if isinstance(workload, Profile):
+            workload = self.trace(workload)
+        return self.model.estimate(workload, cluster, config)

@@ -63,8 +63,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .. import units
+from .. import io, units
 from ..errors import SpecError
+from ..pipedream import PipeDreamGraph, layer_table
 
 __all__ = ["RESOURCES", "COMMUNICATION", "COMPUTATION", "Op", "Step", "Trace",
            "from_layers", "from_pipedream"]
@@ -445,8 +446,6 @@ class Trace:
 
         Errors name the file and the field: ``trace.json: steps[0].ops[2].res: ...``.
         """
-        from .. import io
-
         data = io.read_data(path)
         try:
             return cls.from_dict(data)
@@ -675,8 +674,6 @@ def from_pipedream(graph, t_update=0.0, overlap=True, *, servers=None,
     Seed 003 Sec. 4.1 (layer-level traces); PipeDream's profile format (see
     :mod:`perfmodel.pipedream`).
     """
-    from ..pipedream import PipeDreamGraph, layer_table
-
     if not isinstance(graph, PipeDreamGraph):
         raise SpecError("graph", f"expected a PipeDreamGraph, got {type(graph).__name__}")
     table = layer_table(graph)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from ..errors import SpecError
 from ..io import load as _load_file
+from ..pipedream import load_graph
+from ..sim.trace import Trace
 from ..specs import DNN, Cluster, Profile
 
 __all__ = ["names", "load", "profile_names", "profile", "cluster_names", "cluster",
@@ -85,17 +87,13 @@ def pipedream_names() -> list[str]:
 
 def pipedream_graph(name: str):
     """The measured per-layer PipeDream profile ``name`` as a PipeDreamGraph."""
-    from ..io import load_pipedream
-
     if name not in pipedream_names():
         raise SpecError("trace", f"no PipeDream profile called {name!r} in the zoo "
                                  f"(known: {', '.join(pipedream_names())})")
-    return load_pipedream(_HERE / "pipedream" / f"{name}.txt")
+    return load_graph(_HERE / "pipedream" / f"{name}.txt")
 
 
 def pipedream_trace(name: str, t_update: float = 0.0, overlap: bool = True):
     """A layer-level simulator trace of the PipeDream profile ``name``, at its measured batch."""
-    from ..sim import Trace
-
     batch = profile(f"{name}-pipedream").batch_size
     return Trace.from_pipedream(pipedream_graph(name), t_update, overlap, batch_size=batch)

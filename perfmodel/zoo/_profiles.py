@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .. import io
 from ..errors import SpecError
-from ..pipedream import infer_batch_size, to_profile
+from ..pipedream import infer_batch_size, load_graph, to_profile
 from ..specs import Profile
 
 __all__ = ["GRAPH_DIR", "PROFILE_DIR", "DNN_NAMES", "CAVEATS", "upstream_path", "profile_name",
@@ -74,7 +74,7 @@ def _batch_note(stem: str, graph) -> tuple[int, str]:
 
 def build(stem: str) -> Profile:
     """The profile built from ``zoo/pipedream/<stem>.txt``."""
-    graph = io.load_pipedream(GRAPH_DIR / f"{stem}.txt")
+    graph = load_graph(GRAPH_DIR / f"{stem}.txt")
     graph = dataclasses.replace(graph, source=f"perfmodel/zoo/pipedream/{stem}.txt "
                                               f"(upstream {upstream_path(stem)})")
     batch, note = _batch_note(stem, graph)
