@@ -50,7 +50,7 @@ from .specs import Config
 
 __all__ = ["scalability", "model_scalability", "ceiling_line", "estimates_over_workers",
            "curve_saturation_workers", "sweep_curves", "phase_breakdown", "latency_cdf", "gantt",
-           "search_space", "save", "RESOURCE_COLORS", "FORMATS", "SWEEP_Y", "MAX_LEGEND_LINES"]
+           "search_space", "save", "pyplot", "RESOURCE_COLORS", "FORMATS", "SWEEP_Y", "MAX_LEGEND_LINES"]
 
 #: File formats :func:`save` writes, by file suffix.
 FORMATS = ("png", "svg")
@@ -60,7 +60,7 @@ RESOURCE_COLORS = {"downlink": "tab:blue", "worker": "tab:orange", "uplink": "ta
                    "ps": "tab:red", "update": "tab:red", "compute": "tab:orange"}
 
 
-def _pyplot():
+def pyplot():
     """Import matplotlib.pyplot, with a message naming the extra when it is missing."""
     try:
         import matplotlib
@@ -80,7 +80,7 @@ def _pyplot():
 def _axes(ax):
     if ax is not None:
         return ax
-    plt = _pyplot()
+    plt = pyplot()
     _, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
     return ax
 
@@ -700,7 +700,7 @@ def save(fig_or_ax, path, *, dpi: int = 120, close: bool = False):
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise SpecError("path", f"expected a .png or .svg file, got {str(path)!r}")
-    plt = _pyplot()
+    plt = pyplot()
     fig = fig_or_ax if hasattr(fig_or_ax, "savefig") else fig_or_ax.figure
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format=fmt, dpi=dpi)

@@ -1,0 +1,33 @@
+"""`perfmodel place`: iteration latency of jobs placed in a datacenter, per placement strategy."""
+
+from __future__ import annotations
+
+from .. import placement as pl
+from .. import plot
+from ..placement import distributions, ns3
+from .common import json_text, quantities
+
+__all__ = ["run"]
+
+
+def run(args) -> str:
+    topo = pl.topology.from_string(args.topology)
+    strategies = (*pl.STRATEGIES, "optimized") if args.strategy == "all" else (args.strategy,)
+    options = {"iterations": args.iterations, "warmup": args.warmup, "seed": args.seed,
+               "model_bytes": quantities(args.model_bytes, "B", "--model-bytes")[0]}
+    for flag in ("worker_compute", "server_compute"):
+        if getattr(args, flag):
+            options[flag] = distributions.from_string(getattr(args, flag), "--" + flag.replace("_", "-"))
+    if args.engine == "ns3":
+        results = {name: ns3.simulate_ns3(topo, pl.place(topo, name, args.jobs, args.workers,
+                                                         seed=args.seed), **options)
+                   for name in strategies}
+    else:
+        results = pl.compare(topo, strategies, args.jobs, args.workers, **options)
+    if args.plot:
+        plot.save(plot.latency_cdf(results), args.plot)
+    if args.format == "json":
+        return json_text({name: dict(r.summary(), phases=r.mean_phases()) for name, r in results.items()})
+    head = (f"{args.jobs} jobs x (1 PS + {args.workers} workers) on {topo.name or args.topology}, "
+            f"{args.iterations} iterations, {args.engine} engine; iteration latency:\n")
+    return head + pl.latency_table(results, baseline="random" if "random" in results else None) + "\n"
