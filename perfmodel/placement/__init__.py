@@ -35,8 +35,10 @@ from .flowsim import ENGINES, PHASES, RESNET50_BYTES, FlowSim, FlowSimResult, co
 from .maxmin import bottleneck_check, max_min_rates, max_min_rates_reference
 from .optimize import (OBJECTIVES, OptimizedPlacement, exhaustive_placement, job_times,
                        link_loads, max_link_load, optimize_placement)
-from .strategies import (STRATEGIES, Placement, clustered, colocated, place, random_placement,
-                         strided)
+# the function `place` shadows its module `place` here (as the package's attribute);
+# the module stays importable as `perfmodel.placement.place` in `from ... import`.
+from .place import place
+from .strategies import STRATEGIES, Placement, clustered, colocated, random_placement, strided
 from .topology import PAPER_BANDWIDTH, PAPER_LATENCY, Topology, fat_tree, from_string, \
     paper_racks, racks, star
 

@@ -69,7 +69,8 @@ from ..specs import Cluster, Config, Profile
 from .. import _validate as _v
 from .distributions import Distribution, as_distribution, heavy_tailed_server, heavy_tailed_worker
 from .maxmin import _fill, _fill_reference
-from .strategies import STRATEGIES, Placement, place
+from .place import PLACEMENT_FUNCTIONS, place
+from .strategies import STRATEGIES, Placement
 from .topology import Topology, from_string
 
 __all__ = ["simulate", "compare", "FlowSimResult", "FlowSim", "latency_table", "ENGINES",
@@ -551,7 +552,7 @@ class FlowSim:
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
-        _v.choice("strategy", self.strategy, STRATEGIES + ("optimized",))
+        _v.choice("strategy", self.strategy, tuple(PLACEMENT_FUNCTIONS))
         _v.integer("jobs", self.jobs, minimum=1)
         _v.integer("iterations", self.iterations, minimum=1)
         _v.integer("warmup", self.warmup, minimum=0)

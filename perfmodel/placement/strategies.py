@@ -51,8 +51,7 @@ from ..errors import Infeasible, SpecError
 from .. import _validate as _v
 from .topology import Topology
 
-__all__ = ["Placement", "STRATEGIES", "colocated", "random_placement", "strided", "clustered",
-           "place"]
+__all__ = ["Placement", "STRATEGIES", "colocated", "random_placement", "strided", "clustered"]
 
 #: Seed 002's placement strategies, best case first (Sec. 4.3).
 STRATEGIES = ("colocated", "random", "strided", "clustered")
@@ -320,21 +319,3 @@ def clustered(topology: Topology, jobs: int, workers: int) -> Placement:
     return _fill(topology, ps, workers, lambda j: 1 + j % (n_racks - 1), lambda j: {0},
                  "clustered")
 
-
-def place(topology: Topology, strategy: str, jobs: int, workers: int, seed=0) -> Placement:
-    """Placement by strategy name (one of :data:`STRATEGIES`, or ``"optimized"``).
-
-    ``seed`` is used by ``"random"`` and ``"optimized"`` only.  ``"optimized"``
-    is :func:`perfmodel.placement.optimize.optimize_placement` with its defaults.
-    """
-    _v.choice("strategy", strategy, STRATEGIES + ("optimized",))
-    if strategy == "colocated":
-        return colocated(topology, jobs, workers)
-    if strategy == "random":
-        return random_placement(topology, jobs, workers, seed)
-    if strategy == "strided":
-        return strided(topology, jobs, workers)
-    if strategy == "clustered":
-        return clustered(topology, jobs, workers)
-    from .optimize import optimize_placement
-    return optimize_placement(topology, jobs, workers, seed=seed).placement
