@@ -79,6 +79,7 @@ import numpy as np
 
 from ..errors import SpecError
 from .. import _validate as _v
+from .. import zoo
 from . import ns3 as _ns3
 
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
@@ -672,8 +673,6 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
     list of dict
         The rows of one regime, one per seed and worker count.
     """
-    from .. import zoo
-
     job = zoo.profile(profile)
     for r in (matrix_regimes() if regimes is None else regimes):
         rows = []
@@ -699,8 +698,6 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
 def _header(profile, t_update, scale, steps, warmup, batches, seed, command, done, total,
             async_steps=MATRIX_ASYNC_STEPS, seeds=None):
     """The '#' comment lines of the matrix CSV."""
-    from .. import zoo
-
     job = zoo.profile(profile)
     status = "complete" if done == total else f"PARTIAL: {done} of {total} regimes so far"
     return [
