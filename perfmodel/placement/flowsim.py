@@ -68,7 +68,7 @@ from ..result import Estimate
 from ..specs import Cluster, Config, Profile
 from .. import _validate as _v
 from .distributions import Distribution, as_distribution, heavy_tailed_server, heavy_tailed_worker
-from .maxmin import _fill, _fill_reference
+from .maxmin import filled_rates, filled_rates_reference
 from .place import PLACEMENT_FUNCTIONS, place
 from .strategies import STRATEGIES, Placement
 from .topology import Topology, from_string
@@ -395,12 +395,12 @@ class _Sim:
         if self.engine == "vectorized":
             A = self.A[:, on]
             used = A.any(axis=1)
-            self.rate[on] = _fill(A[used], self.cap_links[used],
-                                  None if self.cap is None else np.full(on.size, self.cap))
+            self.rate[on] = filled_rates(A[used], self.cap_links[used],
+                                         None if self.cap is None else np.full(on.size, self.cap))
         else:
             routes = [self.routes[f] for f in on]
             caps = None if self.cap is None else [self.cap] * on.size
-            self.rate[on] = _fill_reference(routes, self.cap_list, caps)
+            self.rate[on] = filled_rates_reference(routes, self.cap_list, caps)
 
     # ----------------------------------------------------------------- loop
     def run(self):

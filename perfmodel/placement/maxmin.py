@@ -46,7 +46,8 @@ import numpy as np
 
 from ..errors import SpecError
 
-__all__ = ["max_min_rates", "max_min_rates_reference", "bottleneck_check"]
+__all__ = ["max_min_rates", "max_min_rates_reference", "bottleneck_check", "filled_rates",
+           "filled_rates_reference"]
 
 #: Relative slack under which a link counts as saturated.
 RTOL = 1e-9
@@ -113,13 +114,16 @@ def max_min_rates(incidence, capacity, flow_cap=None) -> np.ndarray:
     Bertsekas and Gallager, *Data Networks*, Sec. 6.5.2.
     """
     A, c, cap = _check(incidence, capacity, flow_cap)
-    return _fill(A, c, cap)
+    return filled_rates(A, c, cap)
 
 
-def _fill(A: np.ndarray, c: np.ndarray, cap: np.ndarray | None) -> np.ndarray:
-    """Progressive filling on validated arrays (the simulator's hot path).
+def filled_rates(A: np.ndarray, c: np.ndarray, cap: np.ndarray | None) -> np.ndarray:
+    """Max-min fair rates by progressive filling on validated arrays, without checks.
 
-    A saturated link's residual is set to +inf: all its flows are frozen, so
+    The kernel of :func:`max_min_rates` and the hot path of
+    :mod:`~perfmodel.placement.flowsim`: ``A`` a float links x flows matrix,
+    ``c`` positive capacities, ``cap`` per-flow caps or None, as
+    ``max_min_rates`` validates them.  A saturated link's residual is set to +inf: all its flows are frozen, so
     its load is 0 from then on and ``residual / load`` is +inf, as for a link
     no unfrozen flow crosses (no NaN, no negative residual can win the min).
     """
@@ -159,11 +163,16 @@ def max_min_rates_reference(incidence, capacity, flow_cap=None) -> np.ndarray:
     routes = [[(l, float(A[l, f])) for l in range(n_links) if A[l, f] > 0]
               for f in range(n_flows)]
     caps = None if cap is None else [float(x) for x in cap]
-    return np.array(_fill_reference(routes, [float(x) for x in c], caps))
+    return np.array(filled_rates_reference(routes, [float(x) for x in c], caps))
 
 
-def _fill_reference(routes: list, capacity: list, caps: list | None) -> list:
-    """Progressive filling on routes ``[[(link, fraction), ...] per flow]`` (pure Python)."""
+def filled_rates_reference(routes: list, capacity: list, caps: list | None) -> list:
+    """Max-min fair rates by progressive filling in pure Python, without checks.
+
+    The kernel of :func:`max_min_rates_reference` (and the flow simulator's
+    ``engine="reference"``): ``routes`` is ``[[(link, fraction), ...] per flow]``,
+    ``capacity`` a list per link, ``caps`` a list per flow or None.
+    """
     n_flows = len(routes)
     rate = [0.0] * n_flows
     residual = list(capacity)

@@ -55,7 +55,7 @@ from .flowsim import RESNET50_BYTES, FlowSimResult, scenario_arguments
 from .strategies import Placement
 from .topology import Topology
 
-__all__ = ["available", "simulate_ns3", "INSTALL_HINT", "DEFAULT_SCALE"]
+__all__ = ["available", "runtime", "simulate_ns3", "INSTALL_HINT", "DEFAULT_SCALE"]
 
 #: Message of the ImportError raised when ns-3 is missing.
 INSTALL_HINT = ("the packet-level engine needs ns-3: pip install 'perfmodel[ns3]' "
@@ -295,8 +295,17 @@ def available() -> bool:
     return importlib.util.find_spec("ns") is not None
 
 
-def _runtime():
-    """Import ns-3 and compile the applications once per process."""
+def runtime():
+    """cppyy with ns-3 loaded and this module's C++ compiled (once per process).
+
+    The compiled code holds the parameter-server applications and the socket
+    helpers that :mod:`~perfmodel.placement.ns3_job` builds on.
+
+    Raises
+    ------
+    ImportError
+        ns-3 (``pip install 'perfmodel[ns3]'``) is not installed or does not load.
+    """
     if "cppyy" in _STATE:
         return _STATE["cppyy"]
     if not available():
@@ -372,7 +381,7 @@ def simulate_ns3(topology: Topology, placement: Placement, model_bytes=RESNET50_
         for _ in range(per_job):
             w_samples.append(wdist.sample(rng, nw))
             s_samples.append(float(sdist.sample(rng, 1)[0]))
-    cppyy = _runtime()
+    cppyy = runtime()
     std = cppyy.gbl.std
     r = cppyy.gbl.perfmodel_ns3.Runner()
     nodes = list(topology.graph.nodes)

@@ -336,7 +336,7 @@ _STATE: dict = {}
 def _runtime():
     """ns-3 through cppyy with this module's applications compiled (once per process)."""
     if "cppyy" not in _STATE:
-        cppyy = _ns3._runtime()   # also compiles the socket helpers _CPP calls
+        cppyy = _ns3.runtime()   # also compiles the socket helpers _CPP calls
         cppyy.cppdef(_CPP)
         _STATE["cppyy"] = cppyy
     return _STATE["cppyy"]

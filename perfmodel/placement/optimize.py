@@ -58,7 +58,7 @@ import numpy as np
 
 from ..errors import Infeasible, SpecError
 from .. import _validate as _v
-from .strategies import Placement, _sizes
+from .strategies import Placement, checked_sizes
 from .topology import Topology
 
 __all__ = ["OBJECTIVES", "OptimizedPlacement", "link_loads", "max_link_load", "job_times",
@@ -347,7 +347,7 @@ def optimize_placement(topology: Topology, jobs: int, workers: int, *,
     ----------
     Seed 002 Sec. 5.2 and Sec. 6 (network-aware, cross-job placement).
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     _v.choice("objective", objective, OBJECTIVES)
     m = _v.number("model_bytes", model_bytes, "B", positive=True)
     g = m if gradient_bytes is None else _v.number("gradient_bytes", gradient_bytes, "B",
@@ -392,7 +392,7 @@ def exhaustive_placement(topology: Topology, jobs: int, workers: int, *,
     SpecError
         ``limit`` placements would be exceeded.
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     _v.choice("objective", objective, OBJECTIVES)
     m = _v.number("model_bytes", model_bytes, "B", positive=True)
     hosts_ok = _free_hosts(topology, available)

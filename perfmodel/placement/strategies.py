@@ -51,7 +51,8 @@ from ..errors import Infeasible, SpecError
 from .. import _validate as _v
 from .topology import Topology
 
-__all__ = ["Placement", "STRATEGIES", "colocated", "random_placement", "strided", "clustered"]
+__all__ = ["Placement", "STRATEGIES", "colocated", "random_placement", "strided", "clustered",
+           "checked_sizes"]
 
 #: Seed 002's placement strategies, best case first (Sec. 4.3).
 STRATEGIES = ("colocated", "random", "strided", "clustered")
@@ -148,7 +149,16 @@ class Placement:
         return "\n".join(lines)
 
 
-def _sizes(topology: Topology, jobs, workers) -> tuple[int, int]:
+def checked_sizes(topology: Topology, jobs, workers) -> tuple[int, int]:
+    """``(jobs, workers)`` as ints once they fit ``topology``: the check every placer shares.
+
+    Raises
+    ------
+    SpecError
+        ``topology`` is not a Topology, or ``jobs`` or ``workers`` is not an int >= 1.
+    Infeasible
+        The ``jobs (workers + 1)`` nodes need more hosts than the topology has.
+    """
     if not isinstance(topology, Topology):
         raise SpecError("topology", f"expected a Topology, got {type(topology).__name__}")
     jobs = _v.integer("jobs", jobs, minimum=1)
@@ -186,7 +196,7 @@ def colocated(topology: Topology, jobs: int, workers: int) -> Placement:
     ----------
     Seed 002 Sec. 4.3 (1) and Fig. 3.
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     racks = [topology.rack_hosts(r) for r in range(topology.n_racks)]
     ps, ws = [], []
     start = 0
@@ -228,7 +238,7 @@ def random_placement(topology: Topology, jobs: int, workers: int, seed=0) -> Pla
     ----------
     Seed 002 Sec. 4.3 (2).
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     rng = _v.generator(seed)
     hosts = rng.permutation(topology.n_hosts)[: jobs * (workers + 1)]
     chunks = hosts.reshape(jobs, workers + 1)
@@ -276,7 +286,7 @@ def strided(topology: Topology, jobs: int, workers: int) -> Placement:
     ----------
     Seed 002 Sec. 4.3 (3) and Fig. 4.
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     n_racks = topology.n_racks
     if n_racks < 2:
         raise Infeasible(f"strided: needs at least two racks, {topology.name!r} has one")
@@ -308,7 +318,7 @@ def clustered(topology: Topology, jobs: int, workers: int) -> Placement:
     ----------
     Seed 002 Sec. 4.3 (4) and Fig. 5.
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     n_racks = topology.n_racks
     if n_racks < 2:
         raise Infeasible(f"clustered: needs at least two racks, {topology.name!r} has one")
