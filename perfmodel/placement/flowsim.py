@@ -63,9 +63,9 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from ..errors import Infeasible, SpecError
+from ..errors import SpecError
+from ..interface import check_inputs
 from ..result import Estimate
-from ..specs import Cluster, Config, Profile
 from .. import _validate as _v
 from .distributions import Distribution, as_distribution, heavy_tailed_server, heavy_tailed_worker
 from .maxmin import filled_rates, filled_rates_reference
@@ -567,21 +567,15 @@ class FlowSim:
         Raises
         ------
         SpecError
-            ``config.n_ps != 1`` or a bad argument.
+            A spec of the wrong type, ``config.n_ps != 1``, or a bad argument.
         Infeasible
-            The jobs do not fit the topology, or an async / model-parallel config.
+            An async or model-parallel config
+            (:func:`~perfmodel.interface.check_inputs`), or jobs that do not fit
+            the topology.
         """
-        if not isinstance(workload, Profile):
-            raise SpecError("workload", f"expected a Profile, got {type(workload).__name__}")
-        if not isinstance(cluster, Cluster):
-            raise SpecError("cluster", f"expected a Cluster, got {type(cluster).__name__}")
-        if not isinstance(config, Config):
-            raise SpecError("config", f"expected a Config, got {type(config).__name__}")
+        check_inputs(workload, cluster, config, "FlowSim")
         if config.n_ps != 1:
             raise SpecError("config.n_ps", f"FlowSim models one PS per job, got {config.n_ps}")
-        if config.mode != "sync" or config.n_workers != 1:
-            raise Infeasible("FlowSim simulates synchronous data parallelism "
-                             "(config.mode='sync', n_workers=1)")
         topo = self.topology
         if isinstance(topo, str):
             topo = from_string(topo, bandwidth=cluster.nic_bandwidth)

@@ -42,7 +42,6 @@ strided, clustered); Sec. 4.4 (8 jobs of 1 PS + 7 workers on 8 racks x 8 hosts).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
