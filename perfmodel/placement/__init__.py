@@ -33,8 +33,9 @@ from .distributions import (Constant, Distribution, Empirical, LogNormal, Normal
 from .flowsim import ENGINES, PHASES, RESNET50_BYTES, FlowSim, FlowSimResult, compare, \
     latency_table, simulate
 from .maxmin import bottleneck_check, max_min_rates, max_min_rates_reference
-from .optimize import (OBJECTIVES, OptimizedPlacement, exhaustive_placement, job_times,
-                       link_loads, max_link_load, optimize_placement)
+from .optimize import (OBJECTIVES, PLACEMENT_OBJECTIVES, OptimizedPlacement,
+                       exhaustive_placement, job_times, link_loads, max_link_load,
+                       optimize_placement)
 # the function `place` shadows its module `place` here (as the package's attribute);
 # the module stays importable as `perfmodel.placement.place` in `from ... import`.
 from .place import place
@@ -57,6 +58,7 @@ __all__ = [
     "simulate", "compare", "latency_table", "FlowSimResult", "FlowSim", "ENGINES", "PHASES",
     "RESNET50_BYTES",
     # optimizer
-    "optimize_placement", "exhaustive_placement", "OptimizedPlacement", "OBJECTIVES",
+    "optimize_placement", "exhaustive_placement", "OptimizedPlacement", "PLACEMENT_OBJECTIVES",
+    "OBJECTIVES",  # backward-compatible alias of PLACEMENT_OBJECTIVES
     "link_loads", "max_link_load", "job_times",
 ]

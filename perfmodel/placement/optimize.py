@@ -61,11 +61,14 @@ from .. import _validate as _v
 from .strategies import Placement, checked_sizes
 from .topology import Topology
 
-__all__ = ["OBJECTIVES", "OptimizedPlacement", "link_loads", "max_link_load", "job_times",
-           "optimize_placement", "exhaustive_placement"]
+__all__ = ["PLACEMENT_OBJECTIVES", "OBJECTIVES", "OptimizedPlacement", "link_loads",
+           "max_link_load", "job_times", "optimize_placement", "exhaustive_placement"]
 
-#: Objectives of :func:`optimize_placement`.
-OBJECTIVES = ("max_load", "job_time")
+#: Objectives of :func:`optimize_placement` (see the module docstring).
+PLACEMENT_OBJECTIVES = ("max_load", "job_time")
+#: Backward-compatible alias of :data:`PLACEMENT_OBJECTIVES`, the name it had before
+#: (other modules give ``OBJECTIVES`` their own meanings; prefer the specific name).
+OBJECTIVES = PLACEMENT_OBJECTIVES
 
 
 def link_loads(topology: Topology, placement: Placement, model_bytes: float = 1.0,
@@ -348,7 +351,7 @@ def optimize_placement(topology: Topology, jobs: int, workers: int, *,
     Seed 002 Sec. 5.2 and Sec. 6 (network-aware, cross-job placement).
     """
     jobs, workers = checked_sizes(topology, jobs, workers)
-    _v.choice("objective", objective, OBJECTIVES)
+    _v.choice("objective", objective, PLACEMENT_OBJECTIVES)
     m = _v.number("model_bytes", model_bytes, "B", positive=True)
     g = m if gradient_bytes is None else _v.number("gradient_bytes", gradient_bytes, "B",
                                                         positive=True)
@@ -393,7 +396,7 @@ def exhaustive_placement(topology: Topology, jobs: int, workers: int, *,
         ``limit`` placements would be exceeded.
     """
     jobs, workers = checked_sizes(topology, jobs, workers)
-    _v.choice("objective", objective, OBJECTIVES)
+    _v.choice("objective", objective, PLACEMENT_OBJECTIVES)
     m = _v.number("model_bytes", model_bytes, "B", positive=True)
     hosts_ok = _free_hosts(topology, available)
     need = jobs * (workers + 1)
