@@ -1,9 +1,9 @@
-"""Flow-level simulation of concurrent parameter-server jobs (seed 002 Algorithm 1, Sec. 4.2).
+"""Flow-level simulation of concurrent parameter-server jobs (Jain, Kumar, Mao, Algorithm 1).
 
 Each job (one parameter server and W workers, placed on hosts of a
 :class:`~perfmodel.placement.topology.Topology` by a
-:class:`~perfmodel.placement.strategies.Placement`) repeats seed 002's
-iteration (Sec. 4.2, Algorithm 1 with its barrier):
+:class:`~perfmodel.placement.strategies.Placement`) repeats the iteration of
+Jain, Kumar and Mao (Sec. 4.2, Algorithm 1 with its barrier):
 
 1. the PS sends a block of ``model_bytes`` to each of its workers, all at once;
 2. once a worker has received it, it computes for a sampled time;
@@ -47,9 +47,10 @@ One job, one worker alone on a star: the closed form ``M/B + c + M/B + u``
 
 References
 ----------
-Seed 002 (``002_79bb0ac4e2800d13.txt``) Algorithm 1; Sec. 4.2 steps (1)-(5)
-and the iteration-latency metric; Sec. 4.3 (concurrent jobs as cross-traffic);
-Sec. 5.2-5.3 (latency CDFs per placement strategy, Figs. 8-10).
+Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training Performance
+in Datacenters": Algorithm 1; Sec. 4.2 steps (1)-(5) and the iteration-latency
+metric; Sec. 4.3 (concurrent jobs as cross-traffic); Sec. 5.2-5.3 (latency CDFs
+per placement strategy, Figs. 8-10).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ __all__ = ["simulate", "compare", "FlowSimResult", "FlowSim", "latency_table", "
 ENGINES = ("vectorized", "reference")
 #: Phases of an iteration along its critical path, in time order.
 PHASES = ("downlink", "compute", "uplink", "update")
-#: Gradient (and model) size of ResNet-50 measured by seed 002 Sec. 4.2: 97.49 MB.
+#: Gradient (and model) size of ResNet-50 measured by Jain, Kumar, Mao (Sec. 4.2): 97.49 MB.
 RESNET50_BYTES = 97.49e6
 
 # event kinds (ordered so that simultaneous events are handled deterministically)
@@ -157,7 +158,10 @@ class FlowSimResult:
         return float(self.quantile(0.99))
 
     def cdf(self) -> tuple[np.ndarray, np.ndarray]:
-        """Empirical CDF: sorted latencies (s) and ``F = (i + 1) / n`` (seed 002 Figs. 8-10)."""
+        """Empirical CDF: sorted latencies (s) and ``F = (i + 1) / n``.
+
+        As the latency CDFs of Jain, Kumar, Mao, Figs. 8-10.
+        """
         x = np.sort(self.samples)
         return x, np.arange(1, x.size + 1) / x.size
 
@@ -208,7 +212,7 @@ def simulate(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTE
              worker_compute=None, server_compute=None, *, iterations: int = 100,
              warmup: int = 5, seed=0, gradient_bytes=None, per_flow_cap=None,
              engine: str = "vectorized", max_events: int | None = None) -> FlowSimResult:
-    """Run concurrent synchronous PS jobs (seed 002 Algorithm 1) with max-min fair flows.
+    """Run concurrent synchronous PS jobs (Jain, Kumar, Mao, Algorithm 1) with max-min fair flows.
 
     Parameters
     ----------
@@ -218,7 +222,7 @@ def simulate(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTE
         Hosts of every job's PS and workers.
     model_bytes : float or str, bytes
         Size of the model block the PS sends each worker (default: ResNet-50's
-        97.49 MB, seed 002 Sec. 4.2).
+        97.49 MB, Jain, Kumar, Mao, Sec. 4.2).
     worker_compute : Distribution or float or str, s
         A worker's gradient-computation time per iteration; default
         :func:`~perfmodel.placement.distributions.heavy_tailed_worker`.
@@ -252,7 +256,7 @@ def simulate(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTE
 
     References
     ----------
-    Seed 002 Algorithm 1 and Sec. 4.2 (steps 1-5, latency of one SGD
+    Jain, Kumar, Mao, Algorithm 1 and Sec. 4.2 (steps 1-5, latency of one SGD
     iteration as the metric); Sec. 4.3 (concurrent jobs).
     """
     m_down, m_up, wdist, sdist, iterations, warmup = scenario_arguments(
@@ -450,7 +454,7 @@ def compare(topology: Topology, strategies=STRATEGIES, jobs: int = 8, workers: i
             model_bytes=RESNET50_BYTES, worker_compute=None, server_compute=None, *,
             iterations: int = 100, warmup: int = 5, seed=0, placement_seed=None,
             **options) -> dict:
-    """Simulate the same jobs under several placement strategies (seed 002 Figs. 8-10).
+    """Simulate the same jobs under several placement strategies (Jain, Kumar, Mao, Figs. 8-10).
 
     Parameters
     ----------
@@ -476,7 +480,7 @@ def compare(topology: Topology, strategies=STRATEGIES, jobs: int = 8, workers: i
 
     References
     ----------
-    Seed 002 Sec. 4.3-4.4 and 5.2 (Fig. 8).
+    Jain, Kumar, Mao, Sec. 4.3-4.4 and 5.2 (Fig. 8).
     """
     topo = from_string(topology) if isinstance(topology, str) else topology
     pseed = seed if placement_seed is None else placement_seed
@@ -537,7 +541,7 @@ class FlowSim:
 
     References
     ----------
-    Seed 002 Algorithm 1, Sec. 4.2-4.3.
+    Jain, Kumar, Mao, Algorithm 1, Sec. 4.2-4.3.
     """
 
     topology: Any = "paper"

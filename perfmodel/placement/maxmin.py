@@ -16,7 +16,10 @@ numpy operations on the incidence matrix (two matrix-vector products), so the
 cost is ``O(rounds x links x flows)`` with at most one round per distinct
 bottleneck level.  :func:`max_min_rates_reference` is the same algorithm
 written with Python loops and dictionaries, the oracle of the tests and the
-baseline of ``tests/benchmarks/bench_placement.py``.
+baseline of ``tests/benchmarks/bench_placement.py``.  Both check their
+arguments, then call a kernel that does not: :func:`filled_rates` and
+:func:`filled_rates_reference`, which the flow simulator calls directly at
+every rate update, on arrays it built valid.
 
 Examples
 --------
@@ -33,9 +36,10 @@ array([2., 8., 2.])
 References
 ----------
 D. Bertsekas and R. Gallager, *Data Networks*, Sec. 6.5.2 (max-min fairness,
-progressive filling).  Seed 002 (``002_79bb0ac4e2800d13.txt``) Sec. 4.1-4.2:
-the flows of concurrent parameter-server jobs share the links of the rack
-topology (TCP in the paper; max-min fairness is the flow-level idealisation).
+progressive filling).  Jain, Kumar, Mao, "Characterizing Distributed Deep
+Learning Training Performance in Datacenters", Sec. 4.1-4.2: the flows of
+concurrent parameter-server jobs share the links of the rack topology (TCP in
+the paper; max-min fairness is the flow-level idealisation).
 """
 
 from __future__ import annotations
@@ -123,7 +127,9 @@ def filled_rates(A: np.ndarray, c: np.ndarray, cap: np.ndarray | None) -> np.nda
     The kernel of :func:`max_min_rates` and the hot path of
     :mod:`~perfmodel.placement.flowsim`: ``A`` a float links x flows matrix,
     ``c`` positive capacities, ``cap`` per-flow caps or None, as
-    ``max_min_rates`` validates them.  A saturated link's residual is set to +inf: all its flows are frozen, so
+    ``max_min_rates`` validates them.
+
+    A saturated link's residual is set to +inf: all its flows are frozen, so
     its load is 0 from then on and ``residual / load`` is +inf, as for a link
     no unfrozen flow crosses (no NaN, no negative residual can win the min).
     """
