@@ -1,19 +1,23 @@
-"""Network-aware placement of parameter-server jobs in a datacenter (seed 002).
+"""Network-aware placement of parameter-server jobs in a datacenter (Jain, Kumar, Mao).
 
 Many synchronous parameter-server jobs share one datacenter network; how their
-machines are placed changes their iteration time.  The package has four parts:
+machines are placed changes their iteration time.  The package has these parts:
 
 * :mod:`~perfmodel.placement.topology` -- racks under ToR switches joined by
-  top switches (seed 002's 8 x 8 at 10 Gbps: :func:`paper_racks`), k-ary fat
+  top switches (the paper's 8 x 8 at 10 Gbps: :func:`paper_racks`), k-ary fat
   trees, ECMP routes;
-* :mod:`~perfmodel.placement.strategies` -- seed 002 Sec. 4.3's colocated,
-  random, strided and clustered placements;
+* :mod:`~perfmodel.placement.strategies` -- the paper's colocated, random,
+  strided and clustered placements (Sec. 4.3);
+* :mod:`~perfmodel.placement.optimize` -- our network-aware placement
+  optimizer (greedy + local search on link loads);
+* :mod:`~perfmodel.placement.place` -- :func:`place`, the one dispatcher from a
+  strategy name (those of :data:`STRATEGIES`, or ``"optimized"``) to a placement;
 * :mod:`~perfmodel.placement.flowsim` -- the flow-level simulator (the default
-  engine): concurrent jobs run seed 002's Algorithm 1 over max-min fair flows
+  engine): concurrent jobs run the paper's Algorithm 1 over max-min fair flows
   (:mod:`~perfmodel.placement.maxmin`), compute times from
   :mod:`~perfmodel.placement.distributions`; output: iteration-latency CDFs;
-* :mod:`~perfmodel.placement.optimize` -- our network-aware placement
-  optimizer (greedy + local search on link loads).
+* :mod:`~perfmodel.placement.ns3` and :mod:`~perfmodel.placement.ns3_job` --
+  the packet-level cross-checks in ns-3 (optional extra ``perfmodel[ns3]``).
 
 Examples
 --------
@@ -25,7 +29,8 @@ True
 
 References
 ----------
-Seed 002 (``002_79bb0ac4e2800d13.txt``): Algorithm 1, Sec. 4.1-4.4, Sec. 5.
+Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training Performance
+in Datacenters": Algorithm 1, Sec. 4.1-4.4, Sec. 5.
 """
 
 from .distributions import (Constant, Distribution, Empirical, LogNormal, Normal, Pareto,
@@ -33,10 +38,13 @@ from .distributions import (Constant, Distribution, Empirical, LogNormal, Normal
 from .flowsim import ENGINES, PHASES, RESNET50_BYTES, FlowSim, FlowSimResult, compare, \
     latency_table, simulate
 from .maxmin import bottleneck_check, max_min_rates, max_min_rates_reference
-from .optimize import (OBJECTIVES, OptimizedPlacement, exhaustive_placement, job_times,
-                       link_loads, max_link_load, optimize_placement)
-from .strategies import (STRATEGIES, Placement, clustered, colocated, place, random_placement,
-                         strided)
+from .optimize import (OBJECTIVES, PLACEMENT_OBJECTIVES, OptimizedPlacement,
+                       exhaustive_placement, job_times, link_loads, max_link_load,
+                       optimize_placement)
+# the function `place` shadows its module `place` here (as the package's attribute);
+# the module stays importable as `perfmodel.placement.place` in `from ... import`.
+from .place import place
+from .strategies import STRATEGIES, Placement, clustered, colocated, random_placement, strided
 from .topology import PAPER_BANDWIDTH, PAPER_LATENCY, Topology, fat_tree, from_string, \
     paper_racks, racks, star
 
@@ -55,6 +63,7 @@ __all__ = [
     "simulate", "compare", "latency_table", "FlowSimResult", "FlowSim", "ENGINES", "PHASES",
     "RESNET50_BYTES",
     # optimizer
-    "optimize_placement", "exhaustive_placement", "OptimizedPlacement", "OBJECTIVES",
+    "optimize_placement", "exhaustive_placement", "OptimizedPlacement", "PLACEMENT_OBJECTIVES",
+    "OBJECTIVES",  # backward-compatible alias of PLACEMENT_OBJECTIVES
     "link_loads", "max_link_load", "job_times",
 ]

@@ -1,9 +1,9 @@
-"""Flow-level simulation of concurrent parameter-server jobs (seed 002 Algorithm 1, Sec. 4.2).
+"""Flow-level simulation of concurrent parameter-server jobs (Jain, Kumar, Mao, Algorithm 1).
 
 Each job (one parameter server and W workers, placed on hosts of a
 :class:`~perfmodel.placement.topology.Topology` by a
-:class:`~perfmodel.placement.strategies.Placement`) repeats seed 002's
-iteration (Sec. 4.2, Algorithm 1 with its barrier):
+:class:`~perfmodel.placement.strategies.Placement`) repeats the iteration of
+Jain, Kumar and Mao (Sec. 4.2, Algorithm 1 with its barrier):
 
 1. the PS sends a block of ``model_bytes`` to each of its workers, all at once;
 2. once a worker has received it, it computes for a sampled time;
@@ -47,9 +47,10 @@ One job, one worker alone on a star: the closed form ``M/B + c + M/B + u``
 
 References
 ----------
-Seed 002 (``002_79bb0ac4e2800d13.txt``) Algorithm 1; Sec. 4.2 steps (1)-(5)
-and the iteration-latency metric; Sec. 4.3 (concurrent jobs as cross-traffic);
-Sec. 5.2-5.3 (latency CDFs per placement strategy, Figs. 8-10).
+Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training Performance
+in Datacenters": Algorithm 1; Sec. 4.2 steps (1)-(5) and the iteration-latency
+metric; Sec. 4.3 (concurrent jobs as cross-traffic); Sec. 5.2-5.3 (latency CDFs
+per placement strategy, Figs. 8-10).
 """
 
 from __future__ import annotations
@@ -63,13 +64,14 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from ..errors import Infeasible, SpecError
+from ..errors import SpecError
+from ..interface import check_inputs
 from ..result import Estimate
-from ..specs import Cluster, Config, Profile
 from .. import _validate as _v
 from .distributions import Distribution, as_distribution, heavy_tailed_server, heavy_tailed_worker
-from .maxmin import _fill, _fill_reference
-from .strategies import STRATEGIES, Placement, place
+from .maxmin import filled_rates, filled_rates_reference
+from .place import PLACEMENT_FUNCTIONS, place
+from .strategies import STRATEGIES, Placement
 from .topology import Topology, from_string
 
 __all__ = ["simulate", "compare", "FlowSimResult", "FlowSim", "latency_table", "ENGINES",
@@ -79,7 +81,7 @@ __all__ = ["simulate", "compare", "FlowSimResult", "FlowSim", "latency_table", "
 ENGINES = ("vectorized", "reference")
 #: Phases of an iteration along its critical path, in time order.
 PHASES = ("downlink", "compute", "uplink", "update")
-#: Gradient (and model) size of ResNet-50 measured by seed 002 Sec. 4.2: 97.49 MB.
+#: Gradient (and model) size of ResNet-50 measured by Jain, Kumar, Mao (Sec. 4.2): 97.49 MB.
 RESNET50_BYTES = 97.49e6
 
 # event kinds (ordered so that simultaneous events are handled deterministically)
@@ -156,7 +158,10 @@ class FlowSimResult:
         return float(self.quantile(0.99))
 
     def cdf(self) -> tuple[np.ndarray, np.ndarray]:
-        """Empirical CDF: sorted latencies (s) and ``F = (i + 1) / n`` (seed 002 Figs. 8-10)."""
+        """Empirical CDF: sorted latencies (s) and ``F = (i + 1) / n``.
+
+        As the latency CDFs of Jain, Kumar, Mao, Figs. 8-10.
+        """
         x = np.sort(self.samples)
         return x, np.arange(1, x.size + 1) / x.size
 
@@ -207,7 +212,7 @@ def simulate(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTE
              worker_compute=None, server_compute=None, *, iterations: int = 100,
              warmup: int = 5, seed=0, gradient_bytes=None, per_flow_cap=None,
              engine: str = "vectorized", max_events: int | None = None) -> FlowSimResult:
-    """Run concurrent synchronous PS jobs (seed 002 Algorithm 1) with max-min fair flows.
+    """Run concurrent synchronous PS jobs (Jain, Kumar, Mao, Algorithm 1) with max-min fair flows.
 
     Parameters
     ----------
@@ -217,7 +222,7 @@ def simulate(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTE
         Hosts of every job's PS and workers.
     model_bytes : float or str, bytes
         Size of the model block the PS sends each worker (default: ResNet-50's
-        97.49 MB, seed 002 Sec. 4.2).
+        97.49 MB, Jain, Kumar, Mao, Sec. 4.2).
     worker_compute : Distribution or float or str, s
         A worker's gradient-computation time per iteration; default
         :func:`~perfmodel.placement.distributions.heavy_tailed_worker`.
@@ -251,7 +256,7 @@ def simulate(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTE
 
     References
     ----------
-    Seed 002 Algorithm 1 and Sec. 4.2 (steps 1-5, latency of one SGD
+    Jain, Kumar, Mao, Algorithm 1 and Sec. 4.2 (steps 1-5, latency of one SGD
     iteration as the metric); Sec. 4.3 (concurrent jobs).
     """
     m_down, m_up, wdist, sdist, iterations, warmup = scenario_arguments(
@@ -394,12 +399,12 @@ class _Sim:
         if self.engine == "vectorized":
             A = self.A[:, on]
             used = A.any(axis=1)
-            self.rate[on] = _fill(A[used], self.cap_links[used],
-                                  None if self.cap is None else np.full(on.size, self.cap))
+            self.rate[on] = filled_rates(A[used], self.cap_links[used],
+                                         None if self.cap is None else np.full(on.size, self.cap))
         else:
             routes = [self.routes[f] for f in on]
             caps = None if self.cap is None else [self.cap] * on.size
-            self.rate[on] = _fill_reference(routes, self.cap_list, caps)
+            self.rate[on] = filled_rates_reference(routes, self.cap_list, caps)
 
     # ----------------------------------------------------------------- loop
     def run(self):
@@ -449,7 +454,7 @@ def compare(topology: Topology, strategies=STRATEGIES, jobs: int = 8, workers: i
             model_bytes=RESNET50_BYTES, worker_compute=None, server_compute=None, *,
             iterations: int = 100, warmup: int = 5, seed=0, placement_seed=None,
             **options) -> dict:
-    """Simulate the same jobs under several placement strategies (seed 002 Figs. 8-10).
+    """Simulate the same jobs under several placement strategies (Jain, Kumar, Mao, Figs. 8-10).
 
     Parameters
     ----------
@@ -475,7 +480,7 @@ def compare(topology: Topology, strategies=STRATEGIES, jobs: int = 8, workers: i
 
     References
     ----------
-    Seed 002 Sec. 4.3-4.4 and 5.2 (Fig. 8).
+    Jain, Kumar, Mao, Sec. 4.3-4.4 and 5.2 (Fig. 8).
     """
     topo = from_string(topology) if isinstance(topology, str) else topology
     pseed = seed if placement_seed is None else placement_seed
@@ -536,7 +541,7 @@ class FlowSim:
 
     References
     ----------
-    Seed 002 Algorithm 1, Sec. 4.2-4.3.
+    Jain, Kumar, Mao, Algorithm 1, Sec. 4.2-4.3.
     """
 
     topology: Any = "paper"
@@ -551,7 +556,7 @@ class FlowSim:
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
-        _v.choice("strategy", self.strategy, STRATEGIES + ("optimized",))
+        _v.choice("strategy", self.strategy, tuple(PLACEMENT_FUNCTIONS))
         _v.integer("jobs", self.jobs, minimum=1)
         _v.integer("iterations", self.iterations, minimum=1)
         _v.integer("warmup", self.warmup, minimum=0)
@@ -566,21 +571,15 @@ class FlowSim:
         Raises
         ------
         SpecError
-            ``config.n_ps != 1`` or a bad argument.
+            A spec of the wrong type, ``config.n_ps != 1``, or a bad argument.
         Infeasible
-            The jobs do not fit the topology, or an async / model-parallel config.
+            An async or model-parallel config
+            (:func:`~perfmodel.interface.check_inputs`), or jobs that do not fit
+            the topology.
         """
-        if not isinstance(workload, Profile):
-            raise SpecError("workload", f"expected a Profile, got {type(workload).__name__}")
-        if not isinstance(cluster, Cluster):
-            raise SpecError("cluster", f"expected a Cluster, got {type(cluster).__name__}")
-        if not isinstance(config, Config):
-            raise SpecError("config", f"expected a Config, got {type(config).__name__}")
+        check_inputs(workload, cluster, config, "FlowSim")
         if config.n_ps != 1:
             raise SpecError("config.n_ps", f"FlowSim models one PS per job, got {config.n_ps}")
-        if config.mode != "sync" or config.n_workers != 1:
-            raise Infeasible("FlowSim simulates synchronous data parallelism "
-                             "(config.mode='sync', n_workers=1)")
         topo = self.topology
         if isinstance(topo, str):
             topo = from_string(topo, bandwidth=cluster.nic_bandwidth)

@@ -16,7 +16,10 @@ numpy operations on the incidence matrix (two matrix-vector products), so the
 cost is ``O(rounds x links x flows)`` with at most one round per distinct
 bottleneck level.  :func:`max_min_rates_reference` is the same algorithm
 written with Python loops and dictionaries, the oracle of the tests and the
-baseline of ``tests/benchmarks/bench_placement.py``.
+baseline of ``tests/benchmarks/bench_placement.py``.  Both check their
+arguments, then call a kernel that does not: :func:`filled_rates` and
+:func:`filled_rates_reference`, which the flow simulator calls directly at
+every rate update, on arrays it built valid.
 
 Examples
 --------
@@ -33,9 +36,10 @@ array([2., 8., 2.])
 References
 ----------
 D. Bertsekas and R. Gallager, *Data Networks*, Sec. 6.5.2 (max-min fairness,
-progressive filling).  Seed 002 (``002_79bb0ac4e2800d13.txt``) Sec. 4.1-4.2:
-the flows of concurrent parameter-server jobs share the links of the rack
-topology (TCP in the paper; max-min fairness is the flow-level idealisation).
+progressive filling).  Jain, Kumar, Mao, "Characterizing Distributed Deep
+Learning Training Performance in Datacenters", Sec. 4.1-4.2: the flows of
+concurrent parameter-server jobs share the links of the rack topology (TCP in
+the paper; max-min fairness is the flow-level idealisation).
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ import numpy as np
 
 from ..errors import SpecError
 
-__all__ = ["max_min_rates", "max_min_rates_reference", "bottleneck_check"]
+__all__ = ["max_min_rates", "max_min_rates_reference", "bottleneck_check", "filled_rates",
+           "filled_rates_reference"]
 
 #: Relative slack under which a link counts as saturated.
 RTOL = 1e-9
@@ -113,11 +118,16 @@ def max_min_rates(incidence, capacity, flow_cap=None) -> np.ndarray:
     Bertsekas and Gallager, *Data Networks*, Sec. 6.5.2.
     """
     A, c, cap = _check(incidence, capacity, flow_cap)
-    return _fill(A, c, cap)
+    return filled_rates(A, c, cap)
 
 
-def _fill(A: np.ndarray, c: np.ndarray, cap: np.ndarray | None) -> np.ndarray:
-    """Progressive filling on validated arrays (the simulator's hot path).
+def filled_rates(A: np.ndarray, c: np.ndarray, cap: np.ndarray | None) -> np.ndarray:
+    """Max-min fair rates by progressive filling on validated arrays, without checks.
+
+    The kernel of :func:`max_min_rates` and the hot path of
+    :mod:`~perfmodel.placement.flowsim`: ``A`` a float links x flows matrix,
+    ``c`` positive capacities, ``cap`` per-flow caps or None, as
+    ``max_min_rates`` validates them.
 
     A saturated link's residual is set to +inf: all its flows are frozen, so
     its load is 0 from then on and ``residual / load`` is +inf, as for a link
@@ -159,11 +169,16 @@ def max_min_rates_reference(incidence, capacity, flow_cap=None) -> np.ndarray:
     routes = [[(l, float(A[l, f])) for l in range(n_links) if A[l, f] > 0]
               for f in range(n_flows)]
     caps = None if cap is None else [float(x) for x in cap]
-    return np.array(_fill_reference(routes, [float(x) for x in c], caps))
+    return np.array(filled_rates_reference(routes, [float(x) for x in c], caps))
 
 
-def _fill_reference(routes: list, capacity: list, caps: list | None) -> list:
-    """Progressive filling on routes ``[[(link, fraction), ...] per flow]`` (pure Python)."""
+def filled_rates_reference(routes: list, capacity: list, caps: list | None) -> list:
+    """Max-min fair rates by progressive filling in pure Python, without checks.
+
+    The kernel of :func:`max_min_rates_reference` (and the flow simulator's
+    ``engine="reference"``): ``routes`` is ``[[(link, fraction), ...] per flow]``,
+    ``capacity`` a list per link, ``caps`` a list per flow or None.
+    """
     n_flows = len(routes)
     rate = [0.0] * n_flows
     residual = list(capacity)

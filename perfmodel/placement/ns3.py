@@ -1,4 +1,4 @@
-"""Packet-level engine: the same scenario simulated with real TCP in ns-3 (seed 002 Sec. 4).
+"""Packet-level engine: the same scenario simulated with real TCP in ns-3 (Jain, Kumar, Mao).
 
 Optional: needs the ``ns3`` package from PyPI (the extra ``perfmodel[ns3]``),
 whose ``ns`` module exposes ns-3 through cppyy.  Importing this module never
@@ -10,15 +10,18 @@ full-duplex ``PointToPoint`` link of the same rate and delay, every switch an
 IPv4 router with global (shortest-path) routing, random per-packet ECMP where
 several equal-cost paths exist.  The parameter servers and workers are small
 C++ applications compiled in-process by cppyy (about 200 lines, below), which
-follow seed 002 Sec. 4.2 exactly as :mod:`~perfmodel.placement.flowsim` does:
+follow Jain, Kumar and Mao's Sec. 4.2 exactly as
+:mod:`~perfmodel.placement.flowsim` does:
 the PS sends a model block to each worker over a persistent TCP connection;
 each worker, once it has the whole block, waits its sampled compute time and
 sends its gradients over its own TCP connection; the PS, once it has every
 worker's gradients, waits its sampled update time; repeat.  The compute times
 are the *same* draws as the flow-level engine (same seed, same per-job
 streams), so the two engines differ only in the network model.
+:func:`runtime` loads ns-3 and compiles that code once per process;
+:mod:`~perfmodel.placement.ns3_job` builds its own applications on it.
 
-Scaling (seed 002 Sec. 4.4): packet-level simulation of 97.49 MB blocks is
+Scaling (Jain, Kumar, Mao, Sec. 4.4): packet-level simulation of 97.49 MB blocks is
 slow, so sizes and link rates are both divided by ``scale`` (default 1000, the
 paper's factor: 97.49 KB over 10 Mbps links).  The fluid transfer time
 ``bytes / rate`` is unchanged; compute times are not scaled.  What the scaling
@@ -28,7 +31,7 @@ and ACKs weigh more than at full size; the flow-level engine ignores them.
 
 Notes
 -----
-Defaults chosen here (not in the seed): TCP NewReno (ns-3's default
+Defaults chosen here (not in the paper): TCP NewReno (ns-3's default
 congestion control since 3.x is Cubic; NewReno is set explicitly for
 stability across versions), 1448-byte segments, ns-3's default socket
 buffers (128 KiB) and queue discipline on every device.  The paper used
@@ -37,8 +40,9 @@ routers (full duplex, as the flow-level model assumes).
 
 References
 ----------
-Seed 002 (``002_79bb0ac4e2800d13.txt``) Sec. 4 (ns-3 topology, applications,
-scaling by 1000), Sec. 4.2 steps (1)-(5).
+Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training Performance
+in Datacenters": Sec. 4 (ns-3 topology, applications, scaling by 1000), Sec. 4.2
+steps (1)-(5).
 """
 
 from __future__ import annotations
@@ -55,12 +59,12 @@ from .flowsim import RESNET50_BYTES, FlowSimResult, scenario_arguments
 from .strategies import Placement
 from .topology import Topology
 
-__all__ = ["available", "simulate_ns3", "INSTALL_HINT", "DEFAULT_SCALE"]
+__all__ = ["available", "runtime", "simulate_ns3", "INSTALL_HINT", "DEFAULT_SCALE"]
 
 #: Message of the ImportError raised when ns-3 is missing.
 INSTALL_HINT = ("the packet-level engine needs ns-3: pip install 'perfmodel[ns3]' "
                 "(the 'ns3' package from PyPI)")
-#: Seed 002 Sec. 4.4 divides sizes and link rates by 1000.
+#: Jain, Kumar, Mao (Sec. 4.4) divide sizes and link rates by 1000.
 DEFAULT_SCALE = 1000.0
 
 _STATE: dict = {}
@@ -100,7 +104,7 @@ inline int AcceptedFlow(Ptr<Socket> s) {
   return (int)InetSocketAddress::ConvertFrom(local).GetPort() - 10000;
 }
 
-// Seed 002 Sec. 4.2: PS -> workers (model), compute, workers -> PS (gradients), update.
+// Jain, Kumar, Mao, Sec. 4.2: PS -> workers (model), compute, workers -> PS (gradients), update.
 class Runner {
  public:
   // topology
@@ -295,8 +299,17 @@ def available() -> bool:
     return importlib.util.find_spec("ns") is not None
 
 
-def _runtime():
-    """Import ns-3 and compile the applications once per process."""
+def runtime():
+    """cppyy with ns-3 loaded and this module's C++ compiled (once per process).
+
+    The compiled code holds the parameter-server applications and the socket
+    helpers that :mod:`~perfmodel.placement.ns3_job` builds on.
+
+    Raises
+    ------
+    ImportError
+        ns-3 (``pip install 'perfmodel[ns3]'``) is not installed or does not load.
+    """
     if "cppyy" in _STATE:
         return _STATE["cppyy"]
     if not available():
@@ -324,7 +337,7 @@ def simulate_ns3(topology: Topology, placement: Placement, model_bytes=RESNET50_
         As for :func:`perfmodel.placement.flowsim.simulate`; the same seed
         gives the same compute-time draws as the flow-level engine.
     scale : float
-        Sizes and link rates are divided by ``scale`` (seed 002 Sec. 4.4:
+        Sizes and link rates are divided by ``scale`` (Jain, Kumar, Mao, Sec. 4.4:
         1000); latencies and compute times are not.  Reported latencies are
         the simulated ones (transfer times are scale-free to first order).
     segment_size : int, bytes
@@ -349,7 +362,7 @@ def simulate_ns3(topology: Topology, placement: Placement, model_bytes=RESNET50_
 
     References
     ----------
-    Seed 002 Sec. 4.1-4.4.
+    Jain, Kumar, Mao, Sec. 4.1-4.4.
     """
     m_down, m_up, wdist, sdist, iterations, warmup = scenario_arguments(
         topology, placement, model_bytes, gradient_bytes, worker_compute, server_compute,
@@ -363,7 +376,7 @@ def simulate_ns3(topology: Topology, placement: Placement, model_bytes=RESNET50_
         raise SpecError("scale", f"leaves less than one byte per transfer ({m_down / scale!r})")
     streams = [np.random.default_rng(s)
                for s in _v.seed_sequence(seed).spawn(placement.n_jobs)]
-    # the same draws, in the same order, as flowsim._Sim._start_iteration; jobs that run
+    # the same draws, in the same order, as the flow-level engine's; jobs that run
     # ahead of the slowest reuse their draws cyclically past `per_job` iterations
     per_job = 3 * (iterations + warmup) + 10
     w_samples, s_samples = [], []
@@ -372,7 +385,7 @@ def simulate_ns3(topology: Topology, placement: Placement, model_bytes=RESNET50_
         for _ in range(per_job):
             w_samples.append(wdist.sample(rng, nw))
             s_samples.append(float(sdist.sample(rng, 1)[0]))
-    cppyy = _runtime()
+    cppyy = runtime()
     std = cppyy.gbl.std
     r = cppyy.gbl.perfmodel_ns3.Runner()
     nodes = list(topology.graph.nodes)

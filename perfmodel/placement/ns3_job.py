@@ -1,4 +1,4 @@
-"""Packet-level ns-3 runs of one parameter-server job (issue 10, item 4b).
+"""Packet-level ns-3 runs of one parameter-server job: the reference of the validation matrix.
 
 One parameter server (PS) and K workers on a star: every host has its own
 full-duplex ``PointToPoint`` NIC link of rate ``bandwidth`` to one switch (an
@@ -6,7 +6,7 @@ IPv4 router).  Real TCP (NewReno) moves the model and the gradients; the PS
 and the workers are small C++ applications compiled in-process by cppyy, as
 in :mod:`perfmodel.placement.ns3`, whose runtime this module reuses.
 
-Semantics (seed 003 Sec. 3, eqs. 7-10; Sec. 2.1 / Fig. 5 for async):
+Semantics (Li et al. 2022, Sec. 3, eqs. 7-10; Sec. 2.1 / Fig. 5 for async):
 
 * ``mode="sync"``: the PS sends the model to every worker; each worker
   computes (forward then backward) and pushes its gradients; once all K
@@ -14,13 +14,13 @@ Semantics (seed 003 Sec. 3, eqs. 7-10; Sec. 2.1 / Fig. 5 for async):
 * ``mode="async"``: each worker on its own pulls the model, computes and
   pushes its gradients; the PS applies each gradient as it arrives and the
   worker pulls again once its gradient is applied (the closed network of
-  seed 003 Fig. 5: uplink -> server -> downlink -> worker).  Every gradient
+  Li et al. 2022, Fig. 5: uplink -> server -> downlink -> worker).  Every gradient
   is one SGD step.
 * ``update``: the PS update costs ``t_update`` once per step (``"per_step"``,
-  seed 003 eq. 7's T_S) or once per gradient (``"per_gradient"``).  The PS
+  Li et al. 2022, eq. 7's T_S) or once per gradient (``"per_gradient"``).  The PS
   applies updates one at a time, first come first served.  In async mode
   every gradient is a step, so the two options coincide.
-* ``overlap=True`` (seed 003 eq. 10 / eq. 6; our scheme, the papers leave it
+* ``overlap=True`` (Li et al. 2022, eq. 10 / eq. 6; our scheme, the papers leave it
   open): the model is cut into ``chunks`` equal byte blocks standing for
   layer groups.  The PS sends them in forward order; the worker runs the
   forward pass of block c (``t_forward / chunks``) once block c has arrived
@@ -48,7 +48,7 @@ Semantics (seed 003 Sec. 3, eqs. 7-10; Sec. 2.1 / Fig. 5 for async):
   two links, so it is lost end to end with about ``2 loss_rate``; ACKs too.
   Seeded through ns-3's run number.
 
-Scaling as in :mod:`perfmodel.placement.ns3` (seed 002 Sec. 4.4): bytes and
+Scaling as in :mod:`perfmodel.placement.ns3` (Jain, Kumar, Mao, Sec. 4.4): bytes and
 link rates are divided by ``scale``; compute, update and link delays are
 not, so fluid transfer times are unchanged.  TCP sees ``scale`` times fewer
 segments per transfer, so per-packet loss events per transfer are ``scale``
@@ -56,13 +56,15 @@ times rarer than at full size with the same ``loss_rate``.
 
 TCP settings (ours): NewReno, 1448-byte segments (1502 bytes on the wire with
 PPP, IP, TCP and timestamp headers: goodput 1448/1502 of the line rate),
-minimum RTO 1 s (RFC 6298 and ns-3's default; with Linux's 200 ms ns-3 stalled for
-~30 s after spurious timeouts at scale 1000), 128 KiB socket buffers.
+minimum RTO 1 s (RFC 6298 and ns-3's default; with Linux's 200 ms, spurious
+timeouts at scale 1000 stalled ns-3 for long stretches), 128 KiB socket buffers.
 
 References
 ----------
-Seed 003 (``003_*.txt``) Sec. 2.1 and Fig. 5 (async), Sec. 3.1.1 eqs. 7-10
-(sync, overlap).  Seed 002 Sec. 4 (ns-3 applications, scaling).
+Li, Paolieri, Golubchik, Lin, Yan 2022, "Predicting Throughput of Distributed
+SGD" (IEEE TPDS): Sec. 2.1 and Fig. 5 (async), Sec. 3.1.1 eqs. 7-10 (sync,
+overlap).  Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training
+Performance in Datacenters": Sec. 4 (ns-3 applications, scaling).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ import numpy as np
 
 from ..errors import SpecError
 from .. import _validate as _v
+from .. import zoo
 from . import ns3 as _ns3
 
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
@@ -113,7 +116,7 @@ _CPP = r"""
 namespace perfmodel_ns3job {
 using namespace ns3;
 
-// Seed 003 Sec. 3: one PS, K workers, sync (barrier) or async (per-worker loop).
+// Li et al. 2022, Sec. 3: one PS, K workers, sync (barrier) or async (per-worker loop).
 class JobRunner {
  public:
   int workers = 1, chunks = 1;
@@ -335,7 +338,7 @@ _STATE: dict = {}
 def _runtime():
     """ns-3 through cppyy with this module's applications compiled (once per process)."""
     if "cppyy" not in _STATE:
-        cppyy = _ns3._runtime()   # also compiles the socket helpers _CPP calls
+        cppyy = _ns3.runtime()   # also compiles the socket helpers _CPP calls
         cppyy.cppdef(_CPP)
         _STATE["cppyy"] = cppyy
     return _STATE["cppyy"]
@@ -495,7 +498,8 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
 
     References
     ----------
-    Seed 003 Sec. 2.1 (async), eqs. 7-10 (sync); seed 002 Sec. 4.4 (scaling).
+    Li et al. 2022, Sec. 2.1 (async), eqs. 7-10 (sync); Jain, Kumar, Mao, Sec. 4.4
+    (scaling).
     """
     job = _check_job(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                      batch_size)
@@ -567,12 +571,12 @@ def _ns3_version() -> str:
 
 #: Worker counts of the matrix.
 MATRIX_WORKERS = (1, 2, 3, 4, 6, 8, 10, 12)
-#: Scale of the matrix: at 1000 FIFO sharing of ~70-segment transfers is FCFS-like and
-#: 15-30 % faster than at 100, while 100 and 30 agree within 2 % (measured; fair queues
-#: agree at every scale).
+#: Scale of the matrix: at 1000, FIFO sharing of ~70-segment transfers turns FCFS-like
+#: and clearly faster than at 100, while 100 and 30 agree closely (fair queues agree at
+#: every scale).
 MATRIX_SCALE = 100.0
-#: Per-device packet loss of the lossy regimes: at scale 100 it costs a 4-worker sync
-#: job 26 % at 10 Gbps and 2 % at 1 Gbps (1e-3: under 1 %; 1e-2: 78 %).
+#: Per-device packet loss of the lossy regimes: at scale 100 it slows a 4-worker sync
+#: job markedly at 10 Gbps and little at 1 Gbps (1e-3 barely shows; 1e-2 dominates).
 MATRIX_LOSS = 3e-3
 #: Measured steps, warmup steps and batches (for throughput_std) per matrix run.
 MATRIX_STEPS, MATRIX_WARMUP, MATRIX_BATCHES = 12, 2, 4
@@ -626,9 +630,9 @@ def _regime_name(r: dict) -> str:
 def seed_count(r: dict) -> int:
     """Seeded runs of a regime, enough for a standard error of a few percent at 1 worker.
 
-    Sync loss-free runs are nearly deterministic (0.2% standard error): 1.
-    Async runs (convoys, drift; 40 gradients per worker): 3.  Sync lossy runs
-    (12 steps, a 1 s timeout in about one step in eight): 9.  Async lossy: 3.
+    Sync loss-free runs are nearly deterministic: 1.  Async runs (convoys,
+    drift; 40 gradients per worker): 3.  Sync lossy runs (12 steps, where an
+    occasional 1 s timeout weighs heavily): 9.  Async lossy: 3.
     """
     if r["mode"] == "async":
         return 3
@@ -672,8 +676,6 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
     list of dict
         The rows of one regime, one per seed and worker count.
     """
-    from .. import zoo
-
     job = zoo.profile(profile)
     for r in (matrix_regimes() if regimes is None else regimes):
         rows = []
@@ -699,8 +701,6 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
 def _header(profile, t_update, scale, steps, warmup, batches, seed, command, done, total,
             async_steps=MATRIX_ASYNC_STEPS, seeds=None):
     """The '#' comment lines of the matrix CSV."""
-    from .. import zoo
-
     job = zoo.profile(profile)
     status = "complete" if done == total else f"PARTIAL: {done} of {total} regimes so far"
     return [

@@ -1,14 +1,14 @@
-"""Network-aware placement of parameter-server jobs (our extension of seed 002).
+"""Network-aware placement of parameter-server jobs (our extension of Jain, Kumar, Mao).
 
-Seed 002 measures four fixed strategies and concludes that avoiding hot spots
-*across* jobs matters more than colocating the nodes of one job (Sec. 5.2,
-Sec. 6) and calls for "a smart logical-to-physical scheduler that minimizes
-network congestion" (Sec. 6).  This module is such a scheduler.
+Jain, Kumar and Mao measure four fixed strategies, conclude that avoiding hot
+spots *across* jobs matters more than colocating the nodes of one job (Sec.
+5.2, Sec. 6) and call for "a smart logical-to-physical scheduler that
+minimizes network congestion" (Sec. 6).  This module is such a scheduler.
 
 Load model
 ----------
 In one iteration every worker receives ``model_bytes`` from its PS and sends
-``gradient_bytes`` back (seed 002 Sec. 4.2).  The *load* of a directed link is
+``gradient_bytes`` back (Sec. 4.2).  The *load* of a directed link is
 the bytes crossing it per iteration (ECMP fractions included) divided by its
 capacity: the seconds it needs to carry one iteration of every job, a lower
 bound on the communication time of the jobs crossing it when they run in step.
@@ -43,9 +43,10 @@ Examples
 
 References
 ----------
-Seed 002 (``002_79bb0ac4e2800d13.txt``) Sec. 4.2 (traffic of an iteration),
-Sec. 4.3 (the strategies compared against), Sec. 5.2 and 6 (avoid
-cross-job hot spots; a network-aware scheduler as future work).
+Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training Performance
+in Datacenters": Sec. 4.2 (traffic of an iteration), Sec. 4.3 (the strategies
+compared against), Sec. 5.2 and 6 (avoid cross-job hot spots; a network-aware
+scheduler as future work).
 """
 
 from __future__ import annotations
@@ -58,14 +59,17 @@ import numpy as np
 
 from ..errors import Infeasible, SpecError
 from .. import _validate as _v
-from .strategies import Placement, _sizes
+from .strategies import Placement, checked_sizes
 from .topology import Topology
 
-__all__ = ["OBJECTIVES", "OptimizedPlacement", "link_loads", "max_link_load", "job_times",
-           "optimize_placement", "exhaustive_placement"]
+__all__ = ["PLACEMENT_OBJECTIVES", "OBJECTIVES", "OptimizedPlacement", "link_loads",
+           "max_link_load", "job_times", "optimize_placement", "exhaustive_placement"]
 
-#: Objectives of :func:`optimize_placement`.
-OBJECTIVES = ("max_load", "job_time")
+#: Objectives of :func:`optimize_placement` (see the module docstring).
+PLACEMENT_OBJECTIVES = ("max_load", "job_time")
+#: Backward-compatible alias of :data:`PLACEMENT_OBJECTIVES`, the name it had before
+#: (other modules give ``OBJECTIVES`` their own meanings; prefer the specific name).
+OBJECTIVES = PLACEMENT_OBJECTIVES
 
 
 def link_loads(topology: Topology, placement: Placement, model_bytes: float = 1.0,
@@ -89,7 +93,7 @@ def link_loads(topology: Topology, placement: Placement, model_bytes: float = 1.
 
     References
     ----------
-    Seed 002 Sec. 4.2 (steps 1 and 3: the bytes of one iteration).
+    Jain, Kumar, Mao, Sec. 4.2 (steps 1 and 3: the bytes of one iteration).
     """
     placement.check(topology)
     m = _v.number("model_bytes", model_bytes, "B", positive=True)
@@ -345,10 +349,10 @@ def optimize_placement(topology: Topology, jobs: int, workers: int, *,
 
     References
     ----------
-    Seed 002 Sec. 5.2 and Sec. 6 (network-aware, cross-job placement).
+    Jain, Kumar, Mao, Sec. 5.2 and Sec. 6 (network-aware, cross-job placement).
     """
-    jobs, workers = _sizes(topology, jobs, workers)
-    _v.choice("objective", objective, OBJECTIVES)
+    jobs, workers = checked_sizes(topology, jobs, workers)
+    _v.choice("objective", objective, PLACEMENT_OBJECTIVES)
     m = _v.number("model_bytes", model_bytes, "B", positive=True)
     g = m if gradient_bytes is None else _v.number("gradient_bytes", gradient_bytes, "B",
                                                         positive=True)
@@ -392,8 +396,8 @@ def exhaustive_placement(topology: Topology, jobs: int, workers: int, *,
     SpecError
         ``limit`` placements would be exceeded.
     """
-    jobs, workers = _sizes(topology, jobs, workers)
-    _v.choice("objective", objective, OBJECTIVES)
+    jobs, workers = checked_sizes(topology, jobs, workers)
+    _v.choice("objective", objective, PLACEMENT_OBJECTIVES)
     m = _v.number("model_bytes", model_bytes, "B", positive=True)
     hosts_ok = _free_hosts(topology, available)
     need = jobs * (workers + 1)

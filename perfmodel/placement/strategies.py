@@ -1,6 +1,6 @@
-"""Job placement strategies of seed 002 Sec. 4.3: colocated, random, strided, clustered.
+"""Job placement strategies of Jain, Kumar, Mao: colocated, random, strided, clustered.
 
-A *job* is one parameter server (PS) and its W workers (seed 002 Sec. 4.3);
+A *job* is one parameter server (PS) and its W workers (Sec. 4.3);
 J jobs run concurrently.  A :class:`Placement` maps every PS and worker of
 every job to a distinct host of a :class:`~perfmodel.placement.topology.Topology`.
 
@@ -23,6 +23,9 @@ The four strategies, as Sec. 4.3 defines them (R racks of H hosts):
   crosses the link between the top switch and rack 0.
 
 Placements that do not fit the topology raise :class:`~perfmodel.errors.Infeasible`.
+Placement by name, including our optimizer's ``"optimized"``, is
+:func:`perfmodel.placement.place.place`: this module holds the strategies only,
+so that the optimizer can import :class:`Placement` from it without a cycle.
 
 Examples
 --------
@@ -36,13 +39,13 @@ Examples
 
 References
 ----------
-Seed 002 (``002_79bb0ac4e2800d13.txt``) Sec. 4.3 and Figs. 3-5 (colocated,
-strided, clustered); Sec. 4.4 (8 jobs of 1 PS + 7 workers on 8 racks x 8 hosts).
+Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training Performance
+in Datacenters": Sec. 4.3 and Figs. 3-5 (colocated, strided, clustered);
+Sec. 4.4 (8 jobs of 1 PS + 7 workers on 8 racks x 8 hosts).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,9 +55,9 @@ from .. import _validate as _v
 from .topology import Topology
 
 __all__ = ["Placement", "STRATEGIES", "colocated", "random_placement", "strided", "clustered",
-           "place"]
+           "checked_sizes"]
 
-#: Seed 002's placement strategies, best case first (Sec. 4.3).
+#: The placement strategies of Jain, Kumar, Mao, best case first (Sec. 4.3).
 STRATEGIES = ("colocated", "random", "strided", "clustered")
 
 
@@ -115,8 +118,8 @@ class Placement:
         """Flows of one iteration: ``(job, worker_slot, src, dst)``, model pulls then gradient pushes.
 
         Slot ``i`` of job ``j`` pulls the model ``ps[j] -> workers[j][i]`` and
-        pushes its gradients ``workers[j][i] -> ps[j]`` (seed 002 Sec. 4.2
-        steps 1 and 3).
+        pushes its gradients ``workers[j][i] -> ps[j]`` (Jain, Kumar, Mao,
+        Sec. 4.2 steps 1 and 3).
         """
         down = [(j, i, self.ps[j], w) for j in range(self.n_jobs)
                 for i, w in enumerate(self.workers[j])]
@@ -149,7 +152,16 @@ class Placement:
         return "\n".join(lines)
 
 
-def _sizes(topology: Topology, jobs, workers) -> tuple[int, int]:
+def checked_sizes(topology: Topology, jobs, workers) -> tuple[int, int]:
+    """``(jobs, workers)`` as ints once they fit ``topology``: the check every placer shares.
+
+    Raises
+    ------
+    SpecError
+        ``topology`` is not a Topology, or ``jobs`` or ``workers`` is not an int >= 1.
+    Infeasible
+        The ``jobs (workers + 1)`` nodes need more hosts than the topology has.
+    """
     if not isinstance(topology, Topology):
         raise SpecError("topology", f"expected a Topology, got {type(topology).__name__}")
     jobs = _v.integer("jobs", jobs, minimum=1)
@@ -162,7 +174,7 @@ def _sizes(topology: Topology, jobs, workers) -> tuple[int, int]:
 
 
 def colocated(topology: Topology, jobs: int, workers: int) -> Placement:
-    """Each job in its own dedicated rack(s): the best case of seed 002 Sec. 4.3 (Fig. 3).
+    """Each job in its own dedicated rack(s): the best case of Jain, Kumar, Mao (Fig. 3).
 
     Parameters
     ----------
@@ -185,9 +197,9 @@ def colocated(topology: Topology, jobs: int, workers: int) -> Placement:
 
     References
     ----------
-    Seed 002 Sec. 4.3 (1) and Fig. 3.
+    Jain, Kumar, Mao, Sec. 4.3 (1) and Fig. 3.
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     racks = [topology.rack_hosts(r) for r in range(topology.n_racks)]
     ps, ws = [], []
     start = 0
@@ -209,7 +221,7 @@ def colocated(topology: Topology, jobs: int, workers: int) -> Placement:
 
 
 def random_placement(topology: Topology, jobs: int, workers: int, seed=0) -> Placement:
-    """Distinct hosts drawn uniformly at random: the status quo of seed 002 Sec. 4.3.
+    """Distinct hosts drawn uniformly at random: the status quo (Jain, Kumar, Mao, Sec. 4.3).
 
     Parameters
     ----------
@@ -227,9 +239,9 @@ def random_placement(topology: Topology, jobs: int, workers: int, seed=0) -> Pla
 
     References
     ----------
-    Seed 002 Sec. 4.3 (2).
+    Jain, Kumar, Mao, Sec. 4.3 (2).
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     rng = _v.generator(seed)
     hosts = rng.permutation(topology.n_hosts)[: jobs * (workers + 1)]
     chunks = hosts.reshape(jobs, workers + 1)
@@ -262,7 +274,7 @@ def _fill(topology: Topology, ps: list[int], workers: int, start_rack, forbidden
 
 
 def strided(topology: Topology, jobs: int, workers: int) -> Placement:
-    """PSs on separate racks, every worker on a rack other than its PS's (seed 002 Sec. 4.3, Fig. 4).
+    """PSs on separate racks, each worker off its PS's rack (Jain, Kumar, Mao, Fig. 4).
 
     PS j is the first free host of rack ``j mod R``; worker i of job j takes
     the first free host of rack ``(j + 1 + i) mod R``, skipping job j's PS rack
@@ -275,9 +287,9 @@ def strided(topology: Topology, jobs: int, workers: int) -> Placement:
 
     References
     ----------
-    Seed 002 Sec. 4.3 (3) and Fig. 4.
+    Jain, Kumar, Mao, Sec. 4.3 (3) and Fig. 4.
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     n_racks = topology.n_racks
     if n_racks < 2:
         raise Infeasible(f"strided: needs at least two racks, {topology.name!r} has one")
@@ -294,7 +306,7 @@ def strided(topology: Topology, jobs: int, workers: int) -> Placement:
 
 
 def clustered(topology: Topology, jobs: int, workers: int) -> Placement:
-    """All PSs in one rack, workers elsewhere: the worst case of seed 002 Sec. 4.3 (Fig. 5).
+    """All PSs in one rack, workers elsewhere: the worst case of Jain, Kumar, Mao (Fig. 5).
 
     PS j is host j of rack 0; worker i of job j takes the first free host of
     the racks ``1 ... R-1`` in stride order starting at rack ``1 + (j + i) mod
@@ -307,9 +319,9 @@ def clustered(topology: Topology, jobs: int, workers: int) -> Placement:
 
     References
     ----------
-    Seed 002 Sec. 4.3 (4) and Fig. 5.
+    Jain, Kumar, Mao, Sec. 4.3 (4) and Fig. 5.
     """
-    jobs, workers = _sizes(topology, jobs, workers)
+    jobs, workers = checked_sizes(topology, jobs, workers)
     n_racks = topology.n_racks
     if n_racks < 2:
         raise Infeasible(f"clustered: needs at least two racks, {topology.name!r} has one")
@@ -320,21 +332,3 @@ def clustered(topology: Topology, jobs: int, workers: int) -> Placement:
     return _fill(topology, ps, workers, lambda j: 1 + j % (n_racks - 1), lambda j: {0},
                  "clustered")
 
-
-def place(topology: Topology, strategy: str, jobs: int, workers: int, seed=0) -> Placement:
-    """Placement by strategy name (one of :data:`STRATEGIES`, or ``"optimized"``).
-
-    ``seed`` is used by ``"random"`` and ``"optimized"`` only.  ``"optimized"``
-    is :func:`perfmodel.placement.optimize.optimize_placement` with its defaults.
-    """
-    _v.choice("strategy", strategy, STRATEGIES + ("optimized",))
-    if strategy == "colocated":
-        return colocated(topology, jobs, workers)
-    if strategy == "random":
-        return random_placement(topology, jobs, workers, seed)
-    if strategy == "strided":
-        return strided(topology, jobs, workers)
-    if strategy == "clustered":
-        return clustered(topology, jobs, workers)
-    from .optimize import optimize_placement
-    return optimize_placement(topology, jobs, workers, seed=seed).placement

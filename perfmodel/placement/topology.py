@@ -1,4 +1,4 @@
-"""Datacenter topologies as networkx graphs, with ECMP routing (seed 002 Sec. 4.1).
+"""Datacenter topologies as networkx graphs, with ECMP routing (Jain, Kumar, Mao, Sec. 4.1).
 
 A :class:`Topology` wraps an undirected :class:`networkx.Graph` whose nodes are
 hosts (``kind="host"``, with the index ``rack`` of their top-of-rack switch) and
@@ -20,10 +20,11 @@ Presets
 * :func:`racks` -- racks of hosts under top-of-rack (ToR) switches, joined by one
   or more top switches; the oversubscription ratio is the hosts' bandwidth in a
   rack over the rack's uplink bandwidth.
-* :func:`paper_racks` -- seed 002's 8 racks x 8 hosts, one top switch, every
-  link 10 Gbps and 15 ns (Sec. 4.1, 4.4): oversubscription 8.
+* :func:`paper_racks` -- Jain, Kumar and Mao's 8 racks x 8 hosts, one top
+  switch, every link 10 Gbps and 15 ns (Sec. 4.1, 4.4): oversubscription 8.
 * :func:`fat_tree` -- the k-ary fat tree (k pods, full bisection bandwidth).
-* :func:`star` -- hosts on one switch (the setting of seed 003's coarse model).
+* :func:`star` -- hosts on one switch (the setting of the coarse model of
+  Li et al. 2022).
 * :func:`from_string` -- ``"racks:8x8"``, ``"racks:8x8@10Gbps"``,
   ``"fattree:4"``, ``"star:8"``, ``"paper"`` (CLI use).
 
@@ -41,10 +42,13 @@ Examples
 
 References
 ----------
-Seed 002 (``002_79bb0ac4e2800d13.txt``) Sec. 4.1 (rack topology, single top
-switch, ECMP over several top switches) and Sec. 4.4 (8 racks x 8 servers,
-10 Gbps, 15 ns).  M. Al-Fares et al., "A Scalable, Commodity Data Center
-Network Architecture" (seed 002 ref. [1]) for the k-ary fat tree.
+Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training Performance
+in Datacenters": Sec. 4.1 (rack topology, single top switch, ECMP over several
+top switches) and Sec. 4.4 (8 racks x 8 servers, 10 Gbps, 15 ns).  Al-Fares,
+Loukissas, Vahdat 2008, "A Scalable, Commodity Data Center Network
+Architecture" (the paper's ref. [1]) for the k-ary fat tree.  Li, Paolieri,
+Golubchik, Lin, Yan 2022, "Predicting Throughput of Distributed SGD" (the star
+of its coarse model).
 """
 
 from __future__ import annotations
@@ -62,9 +66,9 @@ from .. import _validate as _v
 __all__ = ["Topology", "racks", "paper_racks", "fat_tree", "star", "from_string",
            "PAPER_BANDWIDTH", "PAPER_LATENCY"]
 
-#: Link bandwidth of seed 002's topology (Sec. 4.4): 10 Gbps, in bytes/s.
+#: Link bandwidth of Jain, Kumar and Mao's topology (Sec. 4.4): 10 Gbps, in bytes/s.
 PAPER_BANDWIDTH = 10e9 / 8
-#: Link latency of seed 002's topology (Sec. 4.4): 15 ns.
+#: Link latency of Jain, Kumar and Mao's topology (Sec. 4.4): 15 ns.
 PAPER_LATENCY = 15e-9
 
 _SWITCH_KINDS = ("tor", "top", "agg", "core", "switch")
@@ -249,7 +253,7 @@ class Topology:
 
         References
         ----------
-        Seed 002 Sec. 4.1: several top switches with ECMP distributing flows
+        Jain, Kumar, Mao, Sec. 4.1: several top switches with ECMP distributing flows
         across the paths between racks.
         """
         s, d = self.host_index(src), self.host_index(dst)
@@ -355,7 +359,7 @@ def racks(n_racks: int = 8, hosts_per_rack: int = 8, bandwidth=PAPER_BANDWIDTH,
 
     References
     ----------
-    Seed 002 Sec. 4.1 (Fig. 2): hosts on a rack switch, rack switches on a
+    Jain, Kumar, Mao, Sec. 4.1 (Fig. 2): hosts on a rack switch, rack switches on a
     top switch; with several top switches, ECMP over the paths between racks.
     """
     n_racks = _v.integer("n_racks", n_racks, minimum=1)
@@ -400,11 +404,11 @@ def racks(n_racks: int = 8, hosts_per_rack: int = 8, bandwidth=PAPER_BANDWIDTH,
 
 
 def paper_racks() -> Topology:
-    """Seed 002's topology: 8 racks x 8 hosts, one top switch, 10 Gbps and 15 ns links.
+    """Jain, Kumar and Mao's topology: 8 racks x 8 hosts, one top switch, 10 Gbps, 15 ns links.
 
     References
     ----------
-    Seed 002 Sec. 4.1 (Fig. 2) and Sec. 4.4.
+    Jain, Kumar, Mao, Sec. 4.1 (Fig. 2) and Sec. 4.4.
 
     Examples
     --------
@@ -419,7 +423,7 @@ def paper_racks() -> Topology:
 def star(n_hosts: int, bandwidth=PAPER_BANDWIDTH, latency=0.0) -> Topology:
     """``n_hosts`` hosts on one switch (one rack, no top switch).
 
-    The setting of seed 003's coarse model: every host has one link of
+    The setting of the coarse model of Li et al. 2022: every host has one link of
     ``bandwidth`` to a non-blocking switch.
     """
     n_hosts = _v.integer("n_hosts", n_hosts, minimum=2)
@@ -453,8 +457,8 @@ def fat_tree(k: int = 4, bandwidth=PAPER_BANDWIDTH, latency=PAPER_LATENCY) -> To
 
     References
     ----------
-    Al-Fares et al., seed 002 ref. [1]; seed 002 Sec. 4.1 ("real datacenter
-    topologies are often structured as a fat tree").
+    Al-Fares, Loukissas, Vahdat 2008; Jain, Kumar, Mao, Sec. 4.1 ("real
+    datacenter topologies are often structured as a fat tree").
     """
     k = _v.integer("k", k, minimum=2)
     if k % 2:
@@ -491,10 +495,10 @@ _RACKS = re.compile(r"^racks:(\d+)x(\d+)(?:@(.+))?$")
 def from_string(spec: str, bandwidth=PAPER_BANDWIDTH) -> Topology:
     """A preset from a short string (the CLI's ``--topology``).
 
-    ``"paper"`` (seed 002's 8x8), ``"racks:RxH"`` or ``"racks:RxH@10Gbps"``,
+    ``"paper"`` (Jain, Kumar and Mao's 8x8), ``"racks:RxH"`` or ``"racks:RxH@10Gbps"``,
     ``"fattree:K"`` or ``"fattree:K@10Gbps"``, ``"star:N"`` or ``"star:N@10Gbps"``.
     Without ``@BW`` every link has ``bandwidth`` (bytes/s; default 10 Gbps);
-    ``"paper"`` is always seed 002's 10 Gbps.
+    ``"paper"`` is always the paper's 10 Gbps.
 
     Examples
     --------

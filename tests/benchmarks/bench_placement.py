@@ -35,7 +35,8 @@ import numpy as np
 
 from perfmodel.placement import (STRATEGIES, fat_tree, paper_racks, place, random_placement,
                                  simulate)
-from perfmodel.placement.maxmin import _fill, _fill_reference
+from perfmodel.placement.maxmin import filled_rates as _fill
+from perfmodel.placement.maxmin import filled_rates_reference as _fill_reference
 
 
 def _solver_snapshots(topo, placement, n, rng):
