@@ -18,7 +18,9 @@ maxima:
 * other distributions (heavier tails): :func:`expected_max`, :func:`max_cdf`,
   :func:`max_ppf`, :func:`sample_max` for any scipy.stats frozen distribution
   or an :class:`Empirical` sample (integration, exact sums or seeded Monte
-  Carlo).
+  Carlo).  :class:`Empirical` is also the sampling distribution of measured
+  compute times of :mod:`perfmodel.placement`, which re-exports it: one class,
+  one meaning of a measured sample.
 
 Every function validates its arguments (SpecError naming the argument) and
 broadcasts over arrays; a float in gives a float out.
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import integrate, special
@@ -57,7 +60,7 @@ __all__ = [
     # maxima of non-identical normals
     "expected_max_normals", "clark_expected_max",
     # other distributions
-    "Empirical", "expected_max", "max_cdf", "max_ppf", "sample_max",
+    "Empirical", "CallableFloat", "expected_max", "max_cdf", "max_ppf", "sample_max",
     # unvalidated kernels shared by the package
     "checked_distribution", "max_quantile", "to_open_unit",
 ]
@@ -617,40 +620,120 @@ def expected_max_normals(mu, sigma, counts=None, *, axis=-1):
 # Other distributions (heavier tails)
 # --------------------------------------------------------------------------
 
+class CallableFloat(float):
+    """A float that returns itself when called: ``x`` and ``x()`` are the same number.
+
+    :class:`Empirical` serves two interfaces that spell its moments
+    differently: scipy.stats frozen distributions call them (``d.mean()``),
+    the sampling distributions of :mod:`perfmodel.placement` read them
+    (``d.mean``).  Its ``mean`` and ``std`` are these floats, so both work.
+
+    Examples
+    --------
+    >>> x = CallableFloat(0.5)
+    >>> x == x() == 0.5, 2 * x
+    (True, 1.0)
+    """
+
+    __slots__ = ()
+
+    def __call__(self) -> float:
+        return float(self)
+
+
+@dataclass(frozen=True)
 class Empirical:
     """The empirical distribution of a sample: each value with probability 1/k.
 
-    Has the methods of a scipy.stats frozen distribution that the maxima
-    functions use (``cdf``, ``logcdf``, ``sf``, ``ppf``, ``isf``, ``mean``,
-    ``rvs``), and the exact expected maximum of n draws with replacement.
+    One class for two uses, so that a measured sample means the same thing
+    everywhere:
+
+    * the maxima functions of this module: it has the methods of a
+      scipy.stats frozen distribution they use (``cdf``, ``logcdf``, ``sf``,
+      ``ppf``, ``isf``, ``mean()``, ``rvs``), and the exact expected maximum
+      of n draws with replacement (:meth:`expected_max`);
+    * the compute-time distributions of :mod:`perfmodel.placement` (which
+      re-exports it and registers it as a ``Distribution``): ``sample(rng,
+      size)`` draws with replacement from the sample in its given order, and
+      ``mean``, ``std`` read as attributes.
+
+    Two samples with the same values in the same order are equal (and hash
+    alike).
 
     Parameters
     ----------
-    sample : array_like, s
-        Observed values (finite, at least one), e.g. profiled step times.
+    samples : array_like, s
+        Observed values (finite, any sign, at least one; flattened), e.g.
+        profiled step times or deviations from their mean.  Placement's
+        simulators take durations only: they reject a sample with a negative
+        value when it is given to them.
+
+    Attributes
+    ----------
+    samples : tuple of float
+        The values in the order given.
+    values : ndarray, s
+        The values sorted (read-only).
+    mean, std : CallableFloat, s
+        Sample mean and standard deviation (divisor k), as ``d.mean`` or ``d.mean()``.
+
+    Raises
+    ------
+    SpecError
+        Field ``samples``: no value, or a value that is not a finite number.
 
     References
     ----------
-    Zhang et al. 2023, eqs. 8-9 with a measured distribution; Jain, Kumar, Mao, Figs. 6-7
-    (measured, heavy-tailed compute times).
+    Zhang et al. 2023, eqs. 8-9 with a measured distribution; Jain, Kumar,
+    Mao, Sec. 4.2 and Figs. 6-7 (sampled, heavy-tailed compute times).
 
     Examples
     --------
     >>> d = Empirical([1.0, 2.0, 4.0])
     >>> float(d.cdf(2.0)), float(d.ppf(0.5)), round(d.expected_max(2), 6)   # (1+3*2+5*4)/9
     (0.6666666666666666, 2.0, 3.0)
+    >>> round(d.mean, 6) == round(d.mean(), 6) == 2.333333
+    True
+    >>> d.sample(np.random.default_rng(0), 4)
+    array([4., 2., 2., 1.])
     """
 
-    def __init__(self, sample):
-        a = np.asarray(_v.finite_real("sample", sample), dtype=float).ravel()
-        if a.size == 0:
-            raise SpecError("sample", "must hold at least one value, got []")
-        self.values = np.sort(a)
-        self.values.flags.writeable = False
+    samples: tuple = field(repr=False)
+
+    def __post_init__(self):
+        given = np.asarray(_v.finite_real("samples", self.samples), dtype=float).ravel()
+        if given.size == 0:
+            raise SpecError("samples", "must hold at least one value, got []")
+        given.flags.writeable = False
+        ordered = np.sort(given)
+        ordered.flags.writeable = False
+        samples = tuple(float(x) for x in given)
+        object.__setattr__(self, "samples", samples)
+        object.__setattr__(self, "values", ordered)
+        object.__setattr__(self, "_given", given)
+        object.__setattr__(self, "_hash", hash(samples))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __repr__(self) -> str:
         v = self.values
-        return f"Empirical(<{v.size} values in [{v[0]:g}, {v[-1]:g}]>)"
+        return (f"Empirical(n={v.size}, mean={self.mean:.4g}, std={self.std:.4g}, "
+                f"min={v[0]:g}, max={v[-1]:g})")
+
+    @property
+    def mean(self) -> CallableFloat:
+        """Sample mean (s)."""
+        return CallableFloat(self._given.mean())
+
+    @property
+    def std(self) -> CallableFloat:
+        """Sample standard deviation (s, divisor k)."""
+        return CallableFloat(self._given.std())
+
+    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+        """``size`` draws with replacement (s) using ``rng`` (placement's interface)."""
+        return rng.choice(self._given, size=size, replace=True)
 
     def cdf(self, x):
         """Fraction of the sample <= x."""
@@ -679,12 +762,8 @@ class Empirical:
         idx = np.clip(k - 1 - np.floor(np.asarray(p, dtype=float) * k + 1e-9), 0, k - 1)
         return self.values[idx.astype(int)]
 
-    def mean(self) -> float:
-        """Sample mean."""
-        return float(self.values.mean())
-
     def rvs(self, size=None, random_state=None):
-        """Draws with replacement (seeded by ``random_state``)."""
+        """Draws with replacement (seeded by ``random_state``; scipy's interface)."""
         rng = np.random.default_rng(random_state)
         return rng.choice(self.values, size=size)
 
