@@ -12,13 +12,16 @@ import math
 import numpy as np
 import pytest
 
+import perfmodel.gst
+import perfmodel.placement
 from perfmodel.coarse import SyncCoarse, sync_step_time
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.placement import (PHASES, Constant, Empirical, FlowSim, LogNormal, Normal,
                                  Pareto, Placement, compare, fat_tree, heavy_tailed_server,
                                  heavy_tailed_worker, latency_table, paper_racks, racks,
                                  random_placement, simulate, star)
-from perfmodel.placement.distributions import as_distribution, from_string
+from perfmodel.gst import expected_max
+from perfmodel.placement.distributions import Distribution, as_distribution, from_string
 from perfmodel.specs import Cluster, Config, Profile
 
 M, B = 100e6, 1.25e9
@@ -173,6 +176,24 @@ def test_distributions_moments_and_support():
     assert e.mean == pytest.approx(1 / 3)
     assert Constant(0.3).sample(rng, 3).tolist() == [0.3] * 3
     assert Pareto(1.0, 1.0).mean == math.inf and Pareto(1.0, 2.0).std == math.inf
+
+
+def test_empirical_is_shared_with_gst():
+    # one Empirical for the GST model's order statistics and the placement simulators
+    assert perfmodel.placement.Empirical is perfmodel.gst.Empirical is Empirical
+    e = Empirical([0.3, 0.1, 0.2])
+    assert isinstance(e, Distribution) and as_distribution(e) is e
+    assert e.samples == (0.3, 0.1, 0.2) and e.values.tolist() == [0.1, 0.2, 0.3]
+    assert e.mean == e.mean() == pytest.approx(0.2)               # placement's and scipy's
+    assert e.std == e.std() == pytest.approx(np.std([0.1, 0.2, 0.3]))
+    draws = e.sample(np.random.default_rng(4), 50)                 # the given order is kept
+    assert draws.tolist() == np.random.default_rng(4).choice([0.3, 0.1, 0.2], 50).tolist()
+    assert expected_max(e, 2) == pytest.approx((0.1 + 3 * 0.2 + 5 * 0.3) / 9)
+    n = Distribution.scaled(e, 0.5, 0.25)                          # Sec. 5.3's normal
+    assert isinstance(n, Normal) and (n.mean, n.std) == pytest.approx((0.1, e.std / 4))
+    assert e == Empirical((0.3, 0.1, 0.2)) and hash(e) == hash(Empirical([0.3, 0.1, 0.2]))
+    with pytest.raises(SpecError, match="worker_compute"):          # durations only
+        as_distribution(Empirical([-0.1, 0.2]), "worker_compute")
 
 
 def test_heavy_tailed_defaults_and_scaled_normals():

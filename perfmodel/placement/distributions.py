@@ -1,12 +1,12 @@
-"""Compute-time distributions of workers and parameter servers (seed 002 Sec. 4.2, 5.1-5.3).
+"""Compute-time distributions of workers and parameter servers (Jain, Kumar, Mao, Sec. 5).
 
-Seed 002 samples each worker's gradient computation and each parameter
-server's update from empirical, heavy-tailed latency distributions measured on
-EC2 (Figs. 6 and 7), then repeats its experiments with normal distributions of
-the same mean and standard deviation, smaller standard deviations (Fig. 9) and
-smaller means (Fig. 10).  Every distribution here is a small frozen object
-with ``sample(rng, size)``, ``mean`` and ``std``; randomness comes only from
-the numpy Generator passed in.
+Jain, Kumar and Mao sample each worker's gradient computation and each
+parameter server's update from empirical, heavy-tailed latency distributions
+measured on EC2 (Figs. 6 and 7), then repeat their experiments with normal
+distributions of the same mean and standard deviation, smaller standard
+deviations (Fig. 9) and smaller means (Fig. 10).  Every distribution here is a
+small frozen object with ``sample(rng, size)``, ``mean`` and ``std``;
+randomness comes only from the numpy Generator passed in.
 
 * :class:`Constant` -- deterministic (the closed-form oracle).
 * :class:`Normal` -- mean and standard deviation; clipped below at ``minimum``
@@ -17,7 +17,16 @@ the numpy Generator passed in.
   index ``shape`` (durations start at ``loc + scale``).
 * :class:`Empirical` -- resampling with replacement from measured samples.
 
-The figures' underlying samples are not published in the seed (its text
+:class:`Empirical` is :class:`perfmodel.gst.maxima.Empirical`, shared with the
+GST model's order statistics so that a measured sample is one object in both
+places.  It lives below this package (gst must not import placement), so it
+is a *registered* :class:`Distribution`: ``isinstance`` holds, but it does not
+inherit :meth:`Distribution.scaled` (call ``Distribution.scaled(sample,
+...)``).  It accepts values of any sign (the GST model takes deviations);
+:func:`as_distribution`, through which every simulator takes its compute
+times, rejects a sample with a negative duration.
+
+The figures' underlying samples are not published in the paper (its text
 carries only the histograms' captions: heavy tails, "a few samples were
 distributed out to 8 s"), so :func:`heavy_tailed_worker` and
 :func:`heavy_tailed_server` are *assumed* stand-ins of that shape, documented
@@ -34,22 +43,23 @@ Normal(mean=0.3, std=0.05, minimum=0.0)
 
 References
 ----------
-Seed 002 (``002_79bb0ac4e2800d13.txt``) Sec. 4.2 (sampled compute delays),
-Sec. 5.1 (Figs. 6-7, heavy tails), Sec. 5.3 (Figs. 9-10, normal with
-``mu0, sigma0`` scaled).
+Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training
+Performance in Datacenters": Sec. 4.2 (sampled compute delays), Sec. 5.1
+(Figs. 6-7, heavy tails), Sec. 5.3 (Figs. 9-10, normal with ``mu0, sigma0``
+scaled).
 """
 
 from __future__ import annotations
 
 import abc
-
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import SpecError
 from .. import _validate as _v
+from ..errors import SpecError
+from ..gst.maxima import Empirical
 
 __all__ = ["Distribution", "Constant", "Normal", "LogNormal", "Pareto", "Empirical",
            "as_distribution", "from_string", "heavy_tailed_worker", "heavy_tailed_server"]
@@ -59,7 +69,8 @@ class Distribution(abc.ABC):
     """Base class: a non-negative random duration (s).
 
     Subclasses provide ``sample(rng, size)`` and the attributes or properties
-    ``mean`` and ``std`` (s).
+    ``mean`` and ``std`` (s).  :class:`Empirical` is registered as one (module
+    notes) and does not inherit :meth:`scaled`.
     """
 
     @abc.abstractmethod
@@ -67,7 +78,7 @@ class Distribution(abc.ABC):
         """``size`` independent draws (s) using ``rng``."""
 
     def scaled(self, mean_factor: float = 1.0, std_factor: float = 1.0) -> "Normal":
-        """The normal distribution of seed 002 Sec. 5.3: ``N(mean_factor mu0, std_factor sigma0)``.
+        """The normal of Jain, Kumar, Mao, Sec. 5.3: ``N(mean_factor mu0, std_factor sigma0)``.
 
         ``mu0``, ``sigma0`` are this distribution's mean and standard deviation
         (Fig. 9 varies ``std_factor`` in 1, 1/2, 1/4; Fig. 10 ``mean_factor``
@@ -189,41 +200,14 @@ class Pareto(Distribution):
         return self.scale * math.sqrt(a / ((a - 1) ** 2 * (a - 2)))
 
 
-@dataclass(frozen=True)
-class Empirical(Distribution):
-    """Resampling with replacement from measured durations (s, >= 0)."""
-
-    samples: tuple = field(repr=False)
-
-    def __post_init__(self):
-        try:
-            a = np.asarray(self.samples, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            raise SpecError("samples", "expected a sequence of durations in seconds") from None
-        if a.size == 0:
-            raise SpecError("samples", "needs at least one sample")
-        if not np.all(np.isfinite(a)) or np.any(a < 0):
-            raise SpecError("samples", "durations must be finite and >= 0")
-        object.__setattr__(self, "samples", tuple(float(x) for x in a))
-        object.__setattr__(self, "_array", a)
-
-    def sample(self, rng, size):
-        return rng.choice(self._array, size=size, replace=True)
-
-    @property
-    def mean(self) -> float:
-        return float(self._array.mean())
-
-    @property
-    def std(self) -> float:
-        return float(self._array.std())
-
-    def __repr__(self) -> str:
-        return f"Empirical(n={len(self.samples)}, mean={self.mean:.4g}, std={self.std:.4g})"
+# Shared with perfmodel.gst (module notes): a Distribution by registration.
+Distribution.register(Empirical)
 
 
 def as_distribution(value, name: str = "distribution") -> Distribution:
     """A Distribution from a Distribution, a number of seconds (Constant) or a spec string."""
+    if isinstance(value, Empirical) and value.values[0] < 0:
+        raise SpecError(name, f"durations must be >= 0, got the sample value {value.values[0]!r}")
     if isinstance(value, Distribution):
         return value
     if isinstance(value, str):
@@ -260,23 +244,23 @@ def from_string(text: str, name: str = "distribution") -> Distribution:
 
 
 def heavy_tailed_worker() -> Distribution:
-    """Assumed heavy-tailed gradient-computation time of a worker (stand-in for seed 002 Fig. 6).
+    """Assumed heavy-tailed gradient-computation time of a worker (stand-in for Jain's Fig. 6).
 
     ``0.25 s + 0.1 s x Pareto(index 2.5)``: at least 0.35 s, mean 0.417 s,
     median 0.382 s, P(> 1 s) = 7.5**-2.5 = 0.65 %, P(> 8 s) = 2e-5 ("a few
-    samples were distributed out to 8 s").  The figure's samples are not in the seed: these numbers
+    samples were distributed out to 8 s").  The figure's samples are not in the paper: these numbers
     are **our assumption** of its shape (a GPU ResNet-50 step of a few tenths
     of a second with a power-law tail), not the paper's data.
 
     References
     ----------
-    Seed 002 Sec. 5.1, Fig. 6.
+    Jain, Kumar, Mao, Sec. 5.1, Fig. 6.
     """
     return Pareto(scale=0.1, shape=2.5, loc=0.25)
 
 
 def heavy_tailed_server() -> Distribution:
-    """Assumed heavy-tailed aggregation time of a parameter server (stand-in for seed 002 Fig. 7).
+    """Assumed heavy-tailed aggregation time of a parameter server (stand-in for Jain's Fig. 7).
 
     ``0.02 s + 0.03 s x Pareto(index 3)``: at least 0.05 s, mean 0.065 s.  **Our
     assumption** of the shape (a CPU reduction of tens of milliseconds with a
@@ -284,6 +268,6 @@ def heavy_tailed_server() -> Distribution:
 
     References
     ----------
-    Seed 002 Sec. 5.1, Fig. 7.
+    Jain, Kumar, Mao, Sec. 5.1, Fig. 7.
     """
     return Pareto(scale=0.03, shape=3.0, loc=0.02)

@@ -1,4 +1,4 @@
-"""Benchmark: seed 001's expected epoch time (eq. 9) by integration against Monte Carlo.
+"""Benchmark: the expected epoch time of Zhang et al. 2023 (eq. 9), integration vs Monte Carlo.
 
 A script, not a test.  Evaluates the epoch time of M iterations with N workers
 (defaults: M = 10^4, N = 1,024), every worker's GST in iteration m normal with
