@@ -173,7 +173,7 @@ MODELS: Mapping[str, ModelEntry] = _entries(
                "baseline: Cynthia's formula (as quoted by Li et al. 2020, Sec. 1)",
                (), ("async",), "closed form", baseline=True,
                variants=(Variant("cynthia", overlap=(False,), sets=("matrix",)),)),
-    ModelEntry("gst", "perfmodel.gst:GST",
+    ModelEntry("gst", "perfmodel.gst.model:GST",
                "Sync-SGD with parameter servers and stragglers, the GST model of "
                "Zhang et al. 2023, eqs. 1-18",
                ("sigma", "cv", "units", "interval", "level"), ("sync",), "closed form",

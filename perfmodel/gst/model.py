@@ -340,6 +340,7 @@ class GST:
     interval: str | None = None
     level: float = 0.9
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
+    modes: ClassVar[tuple[str, ...]] = ("sync",)
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):

@@ -553,6 +553,7 @@ class FlowSim:
     worker_compute: Any = None
     server_compute: Any = None
     #: One parameter server per job (sweeps read this).
+    modes: ClassVar[tuple[str, ...]] = ("sync",)
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
