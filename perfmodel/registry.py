@@ -154,6 +154,10 @@ MODELS: Mapping[str, ModelEntry] = _entries(
     ModelEntry("allreduce", "perfmodel.coarse:AllReduceCoarse",
                "Sync-SGD with ring all-reduce (Li et al. 2022, eq. 11)",
                ("algorithm", "overlap")),
+    ModelEntry("allreduce-stragglers", "perfmodel.stragglers:AllReduceStragglers",
+               "Sync-SGD with ring all-reduce waiting for the slowest worker (Li et al. 2022 "
+               "eq. 11 with the expected maximum of Zhang et al. 2023 eqs. 7-9)",
+               ("sigma", "cv")),
     ModelEntry("lockstep", "perfmodel.coarse:LockStep",
                "Async-SGD whose workers stay in lock-step: the synchronous step of "
                "Li et al. 2022 eq. 7 per worker step",
