@@ -54,7 +54,7 @@ O(#(P,R)^2 K^2), and is vectorized.
 *Pricing a transition* (:meth:`Pricer.items`, cached per (l, P', R', P, R):
 the same for every N_wr >= max(P' R', P R) and every triple):
 
-1. Dense consumer (fc, softmax, ...; :func:`perfmodel.partition._dense_pair`),
+1. Dense consumer (fc, softmax, ...; :func:`perfmodel.partition.is_dense_pair`),
    R' = R = 1: closed form, every (P', P) at once (:meth:`Pricer._dense_items`).
    The affinity of segment j for the worker of segment i is s_i + t_j when
    both are non-empty, else 0, so an assignment is worth the s and t of its
@@ -171,7 +171,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel import layerwise as lw
-from perfmodel import partition as _part
+from perfmodel import partition as pt
 from perfmodel.errors import SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import DNN, Cluster, Config
@@ -229,8 +229,8 @@ class Pricer:
         self._item_tables: dict = {}
         self._sorted: dict = {}
         self._stats_of: dict = {}
-        self._units = [_part._units(layer) for layer in self.dnn.layers]
-        self._dense = [False] + [_part._dense_pair(self.dnn.layers[l - 1], self.dnn.layers[l])
+        self._units = [pt.stripe_units(layer) for layer in self.dnn.layers]
+        self._dense = [False] + [pt.is_dense_pair(self.dnn.layers[l - 1], self.dnn.layers[l])
                                  for l in range(1, len(self.dnn.layers))]
 
     def _plan_with(self, **placed) -> lw.Plan:
@@ -268,7 +268,7 @@ class Pricer:
         arithmetic of :func:`perfmodel.layerwise.layer_costs` (tests check equality)."""
         dnn, cluster, model = self.dnn, self.cluster, self.layer_model
         layer = dnn.layers[l]
-        units = _part._units(layer)
+        units = pt.stripe_units(layer)
         ps = np.arange(1, p_max + 1, dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(ps + 1)])[:-1]         # edge k of P at starts + k
         p_of = np.repeat(ps, ps + 1)
@@ -286,7 +286,7 @@ class Pricer:
         weights_in, neurons = split(layer.connections), split(layer.neurons)
         share = neurons / max(layer.neurons, 1)
         weights_out = lw._next_connections(dnn, l) * share
-        if _part._spatial(layer.out_shape):
+        if pt.is_spatial(layer.out_shape):
             params = np.maximum.reduceat(np.where(neurons > 0, int(layer.weights), 0), first)
         else:
             params = np.maximum.reduceat(split(layer.weights), first)
@@ -474,7 +474,7 @@ class Pricer:
         for k, c in enumerate(parts):
             got = self._stats_of.get((l, int(c)))
             if got is None:
-                s = _part._sizes(self.dnn.layers[l], int(c))
+                s = pt.cached_segment_sizes(self.dnn.layers[l], int(c))
                 got = self._stats_of[(l, int(c))] = (float(s.max()), np.count_nonzero(s))
             out[:, k] = got
         return out[0], out[1].astype(np.int64)
@@ -482,13 +482,13 @@ class Pricer:
     def _bounds(self, l: int, p1: int, p: int) -> tuple:
         """(best-partner A, best-partner E, counting A, counting E) of (l, P', P)."""
         prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
-        act = _part._matrix(prev_layer, layer, p1, p, False)
-        err = _part._matrix(prev_layer, layer, p1, p, True)
+        act = pt.cached_transfer_matrix(prev_layer, layer, p1, p, False)
+        err = pt.cached_transfer_matrix(prev_layer, layer, p1, p, True)
         a_in, e_in = act.sum(axis=0), err.sum(axis=1)
         bp_a = float((a_in - act.max(axis=0)).max())
         bp_e = float((e_in - err.max(axis=1)).max())
-        s = _part._sizes(prev_layer, p1) > 0
-        t = _part._sizes(layer, p) > 0
+        s = pt.cached_segment_sizes(prev_layer, p1) > 0
+        t = pt.cached_segment_sizes(layer, p) > 0
         n_i, n_j = int(s.sum()), int(t.sum())
         cnt_a = float(np.sort(a_in[t])[n_j - n_i - 1]) if n_j > n_i else 0.0
         cnt_e = float(np.sort(e_in[s])[n_i - n_j - 1]) if n_i > n_j else 0.0
@@ -505,9 +505,9 @@ class Pricer:
         if key not in self._ranges:
             c1, c = key[1], key[3]
             prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
-            self._ranges[key] = _item_range(_part._matrix(prev_layer, layer, c1, c, False),
-                                            _part._matrix(prev_layer, layer, c1, c, True),
-                                            c1, r1, c, r)
+            act = pt.cached_transfer_matrix(prev_layer, layer, c1, c, False)
+            err = pt.cached_transfer_matrix(prev_layer, layer, c1, c, True)
+            self._ranges[key] = _item_range(act, err, c1, r1, c, r)
         return self._ranges[key]
 
     def lazy(self, l: int, prev: tuple, cur: tuple) -> bool:
@@ -535,8 +535,8 @@ class Pricer:
         T - (n_i-th largest t) if n_i <= n_j else T.
         """
         prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
-        s_total = float(sum(_part._sizes(prev_layer, 1)))
-        t_total = float(sum(_part._sizes(layer, 1)))
+        s_total = float(sum(pt.cached_segment_sizes(prev_layer, 1)))
+        t_total = float(sum(pt.cached_segment_sizes(layer, 1)))
 
         def sorted_sizes(index, counts):
             out = np.zeros((len(counts), int(counts.max())))
@@ -545,7 +545,7 @@ class Pricer:
                 s = self._sorted.get((index, int(c)))
                 if s is None:
                     s = self._sorted[(index, int(c))] = np.sort(
-                        _part._sizes(self.dnn.layers[index], int(c)))[::-1]
+                        pt.cached_segment_sizes(self.dnn.layers[index], int(c)))[::-1]
                 out[k, :c] = s
                 nonempty[k] = np.count_nonzero(s)
             return out, nonempty
@@ -569,8 +569,8 @@ class Pricer:
         if got is not None and got[:2] == got[2:]:  # empty segments, tie-free compressed problem
             self.stats["compressed"] += 1
             return got[:2]
-        act = _part._matrix(prev_layer, layer, p1, p, False)
-        err = _part._matrix(prev_layer, layer, p1, p, True)
+        act = pt.cached_transfer_matrix(prev_layer, layer, p1, p, False)
+        err = pt.cached_transfer_matrix(prev_layer, layer, p1, p, True)
         aff = _affinity(act, err, p1, r1, p, r)
         workers = _greedy(aff)
         if workers is not None:
@@ -588,8 +588,8 @@ class Pricer:
         if key not in self._workers:
             (p1, r1), (p, r) = key[1], key[2]
             prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
-            aff = _affinity(_part._matrix(prev_layer, layer, p1, p, False),
-                            _part._matrix(prev_layer, layer, p1, p, True), p1, r1, p, r)
+            aff = _affinity(pt.cached_transfer_matrix(prev_layer, layer, p1, p, False),
+                            pt.cached_transfer_matrix(prev_layer, layer, p1, p, True), p1, r1, p, r)
             workers = _greedy(aff)
             self._workers[key] = match_segments(aff) if workers is None else workers
         return self._workers[key]
@@ -1158,7 +1158,7 @@ def _quick_value(pricer: Pricer, config: Config, max_threads) -> float:
     two below it, and each layer's rows or neurons when fewer).  A plan's value, so an
     upper bound on the triple's optimum (rule 2's incumbent)."""
     n = config.n_workers
-    units = {_part._units(layer) for layer in pricer.dnn.layers}
+    units = {pt.stripe_units(layer) for layer in pricer.dnn.layers}
     wanted = set()
     for r in range(1, (min(4, n) if config.n_ps else 1) + 1):
         top = n // r

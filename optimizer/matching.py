@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from perfmodel import partition as _part
+from perfmodel import partition as pt
 from perfmodel.errors import SpecError
 from perfmodel.layerwise import LayerPlan
 from perfmodel.specs import Layer
@@ -375,16 +375,16 @@ def layer_affinity(prev_layer: Layer, layer: Layer, prev_plan: LayerPlan, partit
     replicas = _integer_count("replicas", replicas)
     _check_prev(prev_plan, n_workers)
     p_prev, r_prev = prev_plan.partitions, prev_plan.replicas
-    act = _part.activation_matrix(prev_layer, layer, p_prev, partitions)
+    act = pt.activation_matrix(prev_layer, layer, p_prev, partitions)
     out = np.zeros((n_workers, partitions * replicas), dtype=np.int64)
     for r in range(replicas):
         src = prev_plan.segment_workers(r % r_prev)
-        out[:, r * partitions:(r + 1) * partitions] += _part.worker_affinity(act, src, n_workers)
+        out[:, r * partitions:(r + 1) * partitions] += pt.worker_affinity(act, src, n_workers)
     if backward:
-        err = _part.error_matrix(prev_layer, layer, p_prev, partitions)
+        err = pt.error_matrix(prev_layer, layer, p_prev, partitions)
         for rp in range(r_prev):
             r = rp % replicas
-            out[:, r * partitions:(r + 1) * partitions] += _part.worker_affinity(
+            out[:, r * partitions:(r + 1) * partitions] += pt.worker_affinity(
                 err, prev_plan.segment_workers(rp), n_workers)
     return out
 
@@ -489,12 +489,12 @@ def remote_traffic(prev_layer: Layer | None, layer: Layer, prev_plan: LayerPlan 
         return 0
     prev_plan, plan = _plan("prev_plan", prev_plan), _plan("plan", plan)
     p_prev, r_prev, p, r_now = prev_plan.partitions, prev_plan.replicas, plan.partitions, plan.replicas
-    act = _part.activation_matrix(prev_layer, layer, p_prev, p)
-    total = sum(_part.remote_counts(act, prev_plan.segment_workers(r % r_prev),
+    act = pt.activation_matrix(prev_layer, layer, p_prev, p)
+    total = sum(pt.remote_counts(act, prev_plan.segment_workers(r % r_prev),
                                     plan.segment_workers(r)).sum() for r in range(r_now))
     if backward:
-        err = _part.error_matrix(prev_layer, layer, p_prev, p)
-        total += sum(_part.remote_counts(err.T, plan.segment_workers(rp % r_now),
+        err = pt.error_matrix(prev_layer, layer, p_prev, p)
+        total += sum(pt.remote_counts(err.T, plan.segment_workers(rp % r_now),
                                          prev_plan.segment_workers(rp)).sum()
                      for rp in range(r_prev))
     return int(total)

@@ -109,6 +109,7 @@ __all__ = [
     "stripe_bounds", "segment_sizes", "segment_weights", "segment_params",
     "activation_matrix", "error_matrix", "connection_matrix",
     "remote_counts", "remote_activations", "remote_errors", "worker_affinity",
+    "is_spatial", "stripe_units", "is_dense_pair", "cached_segment_sizes", "cached_transfer_matrix",
 ]
 
 #: Kinds whose every neuron reads every activation of the producer.
@@ -135,7 +136,24 @@ def _layer(name: str, value) -> Layer:
     return value
 
 
-def _spatial(shape) -> bool:
+def is_spatial(shape) -> bool:
+    """True when ``shape`` is spatial, ``[C, H, W]``: its stripes cut rows, not neurons.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        A layer's ``out_shape`` or ``in_shape``.
+
+    Returns
+    -------
+    bool
+        ``len(shape) == 3``.
+
+    Examples
+    --------
+    >>> is_spatial((64, 56, 56)), is_spatial((1000,))
+    (True, False)
+    """
     return len(shape) == 3
 
 
@@ -189,10 +207,28 @@ def stripe_bounds(n: int, parts: int) -> np.ndarray:
     return np.stack([edges[:-1], edges[1:]], axis=1)
 
 
-def _units(layer: Layer) -> int:
-    """Rows (spatial out_shape) or neurons (any other) along which stripes cut."""
+def stripe_units(layer: Layer) -> int:
+    """Rows (spatial ``out_shape``) or neurons (any other) along which the stripes of ``layer`` cut.
+
+    A P above this count leaves empty stripes (module docstring).  No
+    argument check: ``layer`` must be a :class:`~perfmodel.specs.Layer`.
+
+    Parameters
+    ----------
+    layer : Layer
+
+    Returns
+    -------
+    int
+        ``H`` of a ``[C, H, W]`` out_shape, else the product of the out_shape.
+
+    Examples
+    --------
+    >>> stripe_units(Layer(name="c", kind="conv", out_shape=(4, 6, 5)))
+    6
+    """
     shape = layer.out_shape
-    return shape[1] if _spatial(shape) else math.prod(shape)
+    return shape[1] if is_spatial(shape) else math.prod(shape)
 
 
 def _split(total: int, units: int, parts: int) -> np.ndarray:
@@ -224,7 +260,7 @@ def segment_sizes(layer: Layer, parts: int) -> np.ndarray:
     Seed 004 Sec. 4.1, eq. 5 (N_neuron(l, p)), footnote 3.
     """
     layer = _layer("layer", layer)
-    return _split(layer.neurons, _units(layer), _count("parts", parts, 1))
+    return _split(layer.neurons, stripe_units(layer), _count("parts", parts, 1))
 
 
 def segment_weights(layer: Layer, parts: int) -> np.ndarray:
@@ -252,7 +288,7 @@ def segment_weights(layer: Layer, parts: int) -> np.ndarray:
     Seed 004 Sec. 4.1, eqs. 5 and 8 (W(l, p)).
     """
     layer = _layer("layer", layer)
-    return _split(layer.connections, _units(layer), _count("parts", parts, 1))
+    return _split(layer.connections, stripe_units(layer), _count("parts", parts, 1))
 
 
 def segment_params(layer: Layer, parts: int) -> np.ndarray:
@@ -282,8 +318,8 @@ def segment_params(layer: Layer, parts: int) -> np.ndarray:
     """
     layer = _layer("layer", layer)
     parts = _count("parts", parts, 1)
-    units = _units(layer)
-    if _spatial(layer.out_shape):
+    units = stripe_units(layer)
+    if is_spatial(layer.out_shape):
         return np.where(np.diff(stripe_bounds(units, parts), axis=1)[:, 0] > 0,
                         int(layer.weights), 0)
     return _split(layer.weights, units, parts)
@@ -421,32 +457,56 @@ def _flat_in_rows(shape, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
 
 def _one_to_one(prev: Layer, layer: Layer, p_prev: int, p: int, dense) -> np.ndarray:
     src, dst = tuple(prev.out_shape), tuple(layer.out_shape)
-    a, b = stripe_bounds(_units(prev), p_prev), stripe_bounds(_units(layer), p)
-    if _spatial(src) and _spatial(dst) and src[1:] == dst[1:] and src[0] <= dst[0]:
+    a, b = stripe_bounds(stripe_units(prev), p_prev), stripe_bounds(stripe_units(layer), p)
+    if is_spatial(src) and is_spatial(dst) and src[1:] == dst[1:] and src[0] <= dst[0]:
         return _overlap(a, b) * src[0] * src[2]
     if math.prod(src) != math.prod(dst):
         return dense()
-    if _spatial(src) and not _spatial(dst):
+    if is_spatial(src) and not is_spatial(dst):
         return _flat_in_rows(src, a, b)
-    if _spatial(dst) and not _spatial(src):
+    if is_spatial(dst) and not is_spatial(src):
         return _flat_in_rows(dst, b, a).T
-    if not _spatial(src) and not _spatial(dst):
+    if not is_spatial(src) and not is_spatial(dst):
         return _overlap(a, b)
     return dense()
 
 
 # ------------------------------------------------------------------ matrices
 def _dense(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
-    src, dst = _sizes(prev, p_prev), _sizes(layer, p)
+    src, dst = cached_segment_sizes(prev, p_prev), cached_segment_sizes(layer, p)
     if errors:
         return (src[:, None] > 0) * dst[None, :]
     return src[:, None] * (dst[None, :] > 0)
 
 
 @functools.lru_cache(maxsize=65536)
-def _matrix(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
-    """The connection counts, cached (the optimizer asks for the same pairs many times) and
-    read-only so that no caller can change the cached copy."""
+def cached_transfer_matrix(prev: Layer, layer: Layer, p_prev: int, p: int,
+                           errors: bool) -> np.ndarray:
+    """:func:`activation_matrix` or :func:`error_matrix` without argument checks, cached.
+
+    The fast path for callers that ask for the same pairs many times (the
+    optimizer's dynamic program): the arguments are trusted, and the result
+    is cached and read-only, so that no caller can change the cached copy.
+
+    Parameters
+    ----------
+    prev, layer : Layer
+        Producer and consumer (layers l-1 and l).
+    p_prev, p : int
+        Their segment counts, each >= 1 (not checked).
+    errors : bool
+        False: ``activation_matrix(prev, layer, p_prev, p)``; True:
+        ``error_matrix(prev, layer, p_prev, p)``.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (p_prev, p), read-only
+
+    Raises
+    ------
+    SpecError
+        Shapes that do not chain.
+    """
     out = np.asarray(_matrix_uncached(prev, layer, p_prev, p, errors))
     out.setflags(write=False)
     return out
@@ -457,31 +517,74 @@ def _matrix_uncached(prev: Layer, layer: Layer, p_prev: int, p: int, errors: boo
     dense = (lambda: _dense(prev, layer, p_prev, p, errors))
     if layer.kind in ONE_TO_ONE_KINDS:
         return _one_to_one(prev, layer, p_prev, p, dense)
-    if (layer.kind in WINDOWED_KINDS and _spatial(layer.out_shape)
-            and _spatial(in_shape) and tuple(prev.out_shape) == in_shape):
+    if (layer.kind in WINDOWED_KINDS and is_spatial(layer.out_shape)
+            and is_spatial(in_shape) and tuple(prev.out_shape) == in_shape):
         return _windowed(prev, layer, p_prev, p, errors)
     return dense()
 
 
 @functools.lru_cache(maxsize=4096)
-def _dense_pair(prev: Layer, layer: Layer) -> bool:
-    """True when :func:`_matrix` of (prev, layer) is :func:`_dense` for every segment count.
+def is_dense_pair(prev: Layer, layer: Layer) -> bool:
+    """True when ``layer`` reads ``prev`` densely, whatever the segment counts.
 
-    The same branch test as :func:`_matrix_uncached`, without building a matrix
-    (the optimizer prices dense pairs in closed form).  ``one-to-one`` kinds,
-    which fall back to dense only for some shapes, answer False (conservative).
+    Dense: every consumer neuron reads every producer activation, so the
+    connection matrices depend only on the segment sizes (the optimizer
+    prices such pairs in closed form).  The same branch test as the matrices
+    use, without building one; ``one-to-one`` kinds, which fall back to dense
+    only for some shapes, answer False (conservative).  Cached; no argument
+    check beyond the chaining of the shapes.
+
+    Parameters
+    ----------
+    prev, layer : Layer
+        Producer and consumer (layers l-1 and l).
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    SpecError
+        Shapes that do not chain.
+
+    Examples
+    --------
+    >>> conv = Layer(name="c", kind="conv", out_shape=(4, 6, 5))
+    >>> is_dense_pair(conv, Layer(name="fc", kind="fc", in_shape=(4, 6, 5), out_shape=(10,)))
+    True
     """
     in_shape = _chain(prev, layer)
     if layer.kind in ONE_TO_ONE_KINDS:
         return False
-    return not (layer.kind in WINDOWED_KINDS and _spatial(layer.out_shape)
-                and _spatial(in_shape) and tuple(prev.out_shape) == in_shape)
+    return not (layer.kind in WINDOWED_KINDS and is_spatial(layer.out_shape)
+                and is_spatial(in_shape) and tuple(prev.out_shape) == in_shape)
 
 
 @functools.lru_cache(maxsize=65536)
-def _sizes(layer: Layer, parts: int) -> np.ndarray:
-    """:func:`segment_sizes` without the argument checks, cached and read-only."""
-    out = _split(layer.neurons, _units(layer), parts)
+def cached_segment_sizes(layer: Layer, parts: int) -> np.ndarray:
+    """:func:`segment_sizes` without the argument checks, cached and read-only.
+
+    The fast path for callers that ask for the same counts many times (the
+    optimizer's dynamic program).
+
+    Parameters
+    ----------
+    layer : Layer
+    parts : int
+        P(l) >= 1 (not checked).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (parts,), read-only
+        Neurons N_neuron(l, p) of each stripe.
+
+    Examples
+    --------
+    >>> cached_segment_sizes(Layer(name="fc", kind="fc", out_shape=(10,)), 4)
+    array([2, 3, 2, 3])
+    """
+    out = _split(layer.neurons, stripe_units(layer), parts)
     out.setflags(write=False)
     return out
 
@@ -519,7 +622,7 @@ def activation_matrix(prev: Layer, layer: Layer, p_prev: int, p: int) -> np.ndar
     """
     prev, layer = _layer("prev", prev), _layer("layer", layer)
     p_prev, p = _count("p_prev", p_prev, 1), _count("p", p, 1)
-    return _matrix(prev, layer, p_prev, p, errors=False)
+    return cached_transfer_matrix(prev, layer, p_prev, p, errors=False)
 
 
 def error_matrix(layer: Layer, next_layer: Layer, p: int, p_next: int) -> np.ndarray:
@@ -554,7 +657,7 @@ def error_matrix(layer: Layer, next_layer: Layer, p: int, p_next: int) -> np.nda
     """
     layer, next_layer = _layer("layer", layer), _layer("next_layer", next_layer)
     p, p_next = _count("p", p, 1), _count("p_next", p_next, 1)
-    return _matrix(layer, next_layer, p, p_next, errors=True)
+    return cached_transfer_matrix(layer, next_layer, p, p_next, errors=True)
 
 
 def connection_matrix(prev: Layer, layer: Layer, p_prev: int, p: int, *,
