@@ -176,27 +176,13 @@ from perfmodel.errors import SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import DNN, Cluster, Config
 
-from .matching import map_layer, match_segments
+from .exhaustive import best_plan
+from .matching import match_segments
+from .plans import canonical_plan, check_chain, compose_plan, state_space
 from .space import layer_choices
 
 __all__ = ["DPResult", "Pricer", "check_chain", "compose_plan", "solve", "canonical_plan",
            "estimate_plan", "useful_triples", "triple_bounds", "optimize"]
-
-
-def check_chain(dnn: DNN) -> None:
-    """Raise SpecError unless every layer is fed by the previous one and feeds only the next."""
-    for i, layer in enumerate(dnn.layers):
-        if i and lw.producer_index(dnn, i) != i - 1:
-            raise SpecError(f"layers[{i}].inputs", f"the dynamic program needs a chain DNN; layer "
-                                                   f"{layer.name!r} is not fed by the layer before it")
-        if len(layer.inputs) > 1:
-            raise SpecError(f"layers[{i}].inputs", f"layer {layer.name!r} has several inputs; the "
-                                                   "dynamic program needs a chain DNN")
-
-
-def canonical_plan(partitions: int, replicas: int, threads: int = 1) -> lw.LayerPlan:
-    """Segment k = r P + p on worker k."""
-    return lw.LayerPlan(int(partitions), int(threads), int(replicas))
 
 
 @dataclass
@@ -881,56 +867,6 @@ def _node_tables(pricer: Pricer, config: Config, pairs: np.ndarray, threads: np.
             + reads[:, :, l] for l in range(len(dnn.layers))]
 
 
-def _used_workers(prev: tuple, cur: tuple) -> int:
-    return max(prev[0] * prev[1], cur[0] * cur[1])
-
-
-def compose_plan(dnn: DNN, states, n_workers: int, *, mapping=None) -> lw.Plan:
-    """The plan of a state sequence: each layer matched against the one before, relabeled.
-
-    See the module docstring for why the relabeling keeps every transition's price.
-    ``mapping(l, prev, cur)``, if given, returns the matched workers of layer
-    l against a canonical layer l-1 (:meth:`Pricer.mapping`, cached); by
-    default :func:`optimizer.matching.map_layer` computes them.
-    """
-    layers, sigma = [], np.arange(n_workers)
-    for l, (p, r, h) in enumerate(states):
-        if l == 0:
-            relative = np.arange(p * r)
-        else:
-            prev = states[l - 1]
-            relative = np.asarray(mapping(l, prev[:2], (p, r)) if mapping else map_layer(
-                dnn.layers[l - 1], dnn.layers[l], canonical_plan(prev[0], prev[1]), p, r, 1,
-                _used_workers(prev[:2], (p, r))).workers)
-        actual = sigma[relative]
-        layers.append(lw.LayerPlan(int(p), int(h), int(r), tuple(int(w) for w in actual)))
-        rest = np.setdiff1d(np.arange(n_workers), actual)
-        sigma = np.concatenate([actual, rest])
-    return lw.Plan(tuple(layers))
-
-
-def _state_space(config: Config, cluster: Cluster, max_threads: int | None):
-    """(P, R) pairs (P R <= N_wr, C3; R = 1 without a server) in lexicographic order, and
-    the thread counts (C2): the (P, R, H) of :func:`optimizer.space.layer_choices`."""
-    return _space(int(config.n_workers), config.n_ps == 0, cluster.cores, max_threads)
-
-
-@functools.lru_cache(maxsize=4096)
-def _space(n_workers: int, serverless: bool, cores, max_threads):
-    threads = np.unique(layer_choices(1, cores, max_threads=max_threads).threads)
-    if serverless:  # without a server, replicated layers could not sync their copies
-        p = np.arange(1, n_workers + 1, dtype=np.int64)
-        pairs = np.stack([p, np.ones_like(p)], axis=1)
-    else:
-        p = np.repeat(np.arange(1, n_workers + 1), n_workers // np.arange(1, n_workers + 1))
-        starts = np.concatenate([[0], np.cumsum(n_workers // np.arange(1, n_workers + 1))])
-        r = np.arange(len(p)) - np.repeat(starts[:-1], n_workers // np.arange(1, n_workers + 1)) + 1
-        pairs = np.stack([p, r], axis=1).astype(np.int64)
-    pairs.setflags(write=False)
-    threads.setflags(write=False)
-    return pairs, threads
-
-
 #: Relative slack of every bound test: a state or triple is dropped only when its lower
 #: bound exceeds the bound by this much, far above the rounding of a few hundred sums.
 _SLACK = 1e-9
@@ -967,7 +903,7 @@ def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None,
     DPResult, or None when the triple has no plan within ``bound``
     """
     dnn, cluster = pricer.dnn, pricer.cluster
-    pairs, threads = _state_space(config, cluster, max_threads)
+    pairs, threads = state_space(config, cluster, max_threads)
     if _only is not None:  # a sub-space (for a quick upper bound): its optimum is a plan's value
         pairs = pairs[_only(pairs)]
     samples = config.epoch_samples or 1_000_000
@@ -1175,8 +1111,6 @@ def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads,
     the DPResult or None), or None when ``bound`` rules the triple out."""
     model, dnn, cluster = pricer.model, pricer.dnn, pricer.cluster
     if exhaustive:
-        from .exhaustive import best_plan
-
         t, plan, count = best_plan(model, dnn, cluster, config, max_threads=max_threads)
         return t, count, lambda: model.evaluate(dnn, cluster, config, plan), None
     result = solve(pricer, config, max_threads=max_threads, bound=bound)
