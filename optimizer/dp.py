@@ -166,6 +166,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -179,6 +180,7 @@ from perfmodel.specs import DNN, Cluster, Config
 from .exhaustive import best_plan
 from .matching import match_segments
 from .plans import canonical_plan, check_chain, compose_plan, state_space
+from .results import Candidate, DPResult, SearchResult
 from .space import layer_choices
 
 __all__ = ["DPResult", "Pricer", "check_chain", "compose_plan", "solve", "canonical_plan",
@@ -824,28 +826,6 @@ def _items_of(act, err, workers, p1: int, r1: int, p: int, r: int) -> tuple[floa
     return float(a.max()), float(e.max())
 
 
-@dataclass(frozen=True)
-class DPResult:
-    """The best plan of one resource triple, its per-sample time and T_epoch.
-
-    ``plan`` (the state sequence composed with the matched mappings,
-    :func:`compose_plan`) is built on first use.
-    """
-
-    config: Config
-    per_sample: float
-    epoch_time: float
-    states: tuple
-    n_states: int
-    exact: bool
-    pricer: "Pricer" = field(repr=False, compare=False, default=None)
-
-    @functools.cached_property
-    def plan(self) -> lw.Plan:
-        return compose_plan(self.pricer.dnn, self.states, self.config.n_workers,
-                            mapping=self.pricer.mapping)
-
-
 def _read_costs(model, dnn, cluster, config, replicas, threads) -> np.ndarray:
     """(n_replicas, n_threads, L) per-sample weight-read cost of each layer for each (R, H)."""
     shape = (len(replicas), len(threads), len(dnn.layers))
@@ -1144,10 +1124,6 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     (``"solved"``) and those the bounds ruled out (``"pruned"``).  With ``exhaustive=True`` or a cache model that is not per
     layer every triple is solved in full.
     """
-    import time
-
-    from .search import Candidate, SearchResult
-
     machines = cluster.machines if machines is None else machines
     if machines < 1 or machines > cluster.machines:
         raise SpecError("machines", f"must be in 1..{cluster.machines}, got {machines}")

@@ -21,54 +21,18 @@ Objectives
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config
 
+from .results import Candidate, SearchResult
+
 __all__ = ["OBJECTIVES", "Candidate", "SearchResult", "candidate_configs", "search",
            "objective_value"]
 
 OBJECTIVES = ("throughput", "time", "cost")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One evaluated configuration with its estimate and objective value (lower is better)."""
-
-    config: Config
-    estimate: Estimate
-    score: float
-
-    def to_dict(self) -> dict:
-        """Contract fields (``n_workers``, ``n_replicas``, ``n_ps``, ``epoch_time``, ``layers``) and the estimate."""
-        out = {"n_workers": self.config.n_workers, "n_replicas": self.config.n_replicas,
-               "n_ps": self.config.n_ps, "machines": self.config.machines,
-               "epoch_time": self.estimate.epoch_time,
-               "layers": list(self.estimate.meta.get("layers", []))}
-        out.update(self.estimate.to_dict())
-        out.pop("meta", None)
-        return out
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """Outcome of a search: the best candidate, the top-k ranked, and the search cost."""
-
-    best: Candidate
-    ranked: tuple[Candidate, ...]
-    n_evaluated: int
-    seconds: float
-    objective: str
-    meta: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        """The CLI's JSON: ``{"best", "ranked", "n_evaluated", "seconds", "objective"}``."""
-        return {"best": self.best.to_dict(), "ranked": [c.to_dict() for c in self.ranked],
-                "n_evaluated": self.n_evaluated, "seconds": self.seconds,
-                "objective": self.objective}
 
 
 def objective_value(objective: str, estimate: Estimate, config: Config) -> tuple:
