@@ -82,11 +82,14 @@ from perfmodel.specs import Cluster, Config
 
 from .search import Candidate, search
 
-__all__ = ["OBJECTIVES", "METHODS", "SOLVERS", "AUTO_EXACT_CELLS", "CurveModel", "Job", "Curve",
-           "JobAllocation", "Allocation", "throughput_curve", "concave_envelope", "allocate"]
+__all__ = ["ALLOCATION_OBJECTIVES", "OBJECTIVES", "METHODS", "SOLVERS", "AUTO_EXACT_CELLS",
+           "CurveModel", "Job", "Curve", "JobAllocation", "Allocation", "throughput_curve",
+           "concave_envelope", "allocate"]
 
-#: Objectives of :func:`allocate`.
-OBJECTIVES = ("throughput", "makespan")
+#: Objectives of :func:`allocate` (module docstring).
+ALLOCATION_OBJECTIVES = ("throughput", "makespan")
+#: Backward-compatible alias of :data:`ALLOCATION_OBJECTIVES`.
+OBJECTIVES = ALLOCATION_OBJECTIVES
 #: Methods of :func:`allocate`.
 METHODS = ("exact", "relaxed", "auto")
 #: ``method="auto"`` runs the exact DP of the weighted sum while J * (N + 1)**2
@@ -753,8 +756,9 @@ def _check_machines(machines, cluster) -> int:
 
 
 def _check_request(jobs, objective, method) -> None:
-    if objective not in OBJECTIVES:
-        raise SpecError("objective", f"must be one of {', '.join(OBJECTIVES)}; got {objective!r}")
+    if objective not in ALLOCATION_OBJECTIVES:
+        raise SpecError("objective",
+                        f"must be one of {', '.join(ALLOCATION_OBJECTIVES)}; got {objective!r}")
     if method not in METHODS:
         raise SpecError("method", f"must be one of {', '.join(METHODS)}; got {method!r}")
     if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Sequence) or len(jobs) == 0:

@@ -29,10 +29,13 @@ from perfmodel.specs import Cluster, Config
 
 from .results import Candidate, SearchResult
 
-__all__ = ["OBJECTIVES", "Candidate", "SearchResult", "candidate_configs", "search",
-           "objective_value"]
+__all__ = ["SEARCH_OBJECTIVES", "OBJECTIVES", "Candidate", "SearchResult", "candidate_configs",
+           "search", "objective_value"]
 
-OBJECTIVES = ("throughput", "time", "cost")
+#: Objectives of :func:`search` (module docstring).
+SEARCH_OBJECTIVES = ("throughput", "time", "cost")
+#: Backward-compatible alias of :data:`SEARCH_OBJECTIVES` (also ``optimizer.OBJECTIVES``).
+OBJECTIVES = SEARCH_OBJECTIVES
 
 
 def objective_value(objective: str, estimate: Estimate, config: Config) -> tuple:
@@ -47,7 +50,7 @@ def objective_value(objective: str, estimate: Estimate, config: Config) -> tuple
                 config.machines)
     if objective == "cost":
         return (config.machines / estimate.throughput, -estimate.throughput)
-    raise SpecError("objective", f"must be one of {', '.join(OBJECTIVES)}; got {objective!r}")
+    raise SpecError("objective", f"must be one of {', '.join(SEARCH_OBJECTIVES)}; got {objective!r}")
 
 
 def candidate_configs(machines: int, *, servers: str = "ps", max_workers_per_replica: int = 1,
