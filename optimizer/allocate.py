@@ -80,7 +80,8 @@ from perfmodel.errors import Infeasible, PerfModelError, SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config
 
-from .search import Candidate, search
+from .results import Candidate
+from .search import search
 
 __all__ = ["ALLOCATION_OBJECTIVES", "OBJECTIVES", "METHODS", "SOLVERS", "AUTO_EXACT_CELLS",
            "CurveModel", "Job", "Curve", "JobAllocation", "Allocation", "throughput_curve",

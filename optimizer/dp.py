@@ -170,6 +170,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from perfmodel import layerwise as lw
 from perfmodel import partition as pt
@@ -727,10 +730,6 @@ def _item_range(act, err, p1: int, r1: int, p: int, r: int):
     assignment, whatever its tie-break (module docstring, "Empty segments").
     None if the duals do not settle (not expected: the assignment is optimal).
     """
-    from scipy.optimize import linear_sum_assignment
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
     n_w, n_s = max(p1 * r1, p * r), p * r
     blocks, cols = np.arange(r1)[:, None], np.arange(r)[None, :]
     save_a = np.zeros((n_w, n_w), dtype=np.int64)
@@ -882,7 +881,7 @@ def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None,
     -------
     DPResult, or None when the triple has no plan within ``bound``
     """
-    dnn, cluster = pricer.dnn, pricer.cluster
+    cluster = pricer.cluster
     pairs, threads = state_space(config, cluster, max_threads)
     if _only is not None:  # a sub-space (for a quick upper bound): its optimum is a plan's value
         pairs = pairs[_only(pairs)]

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from itertools import permutations
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -513,8 +514,6 @@ def iter_layer_plans(n_workers: int, cores: int, *, max_threads: int | None = No
     ----------
     Seed 004 Sec. 5.2 (the K x N^2 x N! choices of one layer).
     """
-    from itertools import permutations
-
     choices = layer_choices(n_workers, cores, max_threads=max_threads)
     for p, r, h in zip(*(c.tolist() for c in choices)):
         for workers in permutations(range(n_workers), p * r):

@@ -403,9 +403,7 @@ def _hit_counts(start, end, out_bounds, in_bounds) -> np.ndarray:
 def _windowed(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
     (c_in, h_in, w_in), (c_out, h_out, w_out) = prev.out_shape, layer.out_shape
     rows = _windows(layer, 0, h_in, h_out)
-    cols = _windows(layer, 1, w_in, w_out)
     in_b, out_b = _stripes(h_in, p_prev), _stripes(h_out, p)
-    whole = _stripes(w_out, 1)
     if errors:
         n_cols = _column_hits(layer, w_in, w_out)
         return _hit_counts(*rows, out_b, in_b) * c_out * n_cols
