@@ -94,7 +94,7 @@ OBJECTIVES = ALLOCATION_OBJECTIVES
 #: Methods of :func:`allocate`.
 METHODS = ("exact", "relaxed", "auto")
 #: ``method="auto"`` runs the exact DP of the weighted sum while J * (N + 1)**2
-#: stays below this (about 0.2-0.8 s); the makespan's exact search always runs.
+#: stays below this (the DP is then quick); the makespan's exact search always runs.
 AUTO_EXACT_CELLS = 1e8
 
 _EPS = 1e-7

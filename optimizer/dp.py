@@ -1,4 +1,4 @@
-"""Seed 004 Sec. 5.3: the dynamic program over layers, with bipartite-matched mappings.
+"""The dynamic program over layers (Yan et al. 2015, Sec. 5.3), with bipartite-matched mappings.
 
 For one resource triple (N_ps, N_mr, N_wr) the program chooses, layer by layer,
 the state s_l = (P_l, R_l, H_l) (partitions, layer replicas, threads) that
@@ -16,17 +16,18 @@ minimizes T_epoch itself:
 
 Why it is exact.  Workers are identical, so a transition is priced with layer
 l-1 on its canonical workers (segment k of the layer on worker k) and layer l
-matched against it; :func:`compose_plan` then relabels each layer's matching
+matched against it; :func:`~optimizer.plans.compose_plan` then relabels each layer's matching
 by the permutation that put the previous layer where it is, so every adjacent
 pair of the final plan is the priced pair up to a relabeling of workers, and
 :meth:`perfmodel.layerwise.LayerWise.evaluate` of that plan returns exactly the
 program's value (the layer-wise model takes each component's slowest segment,
 which keeps T_epoch a sum over adjacent pairs).  The brute force of
-:mod:`optimizer.exhaustive` enumerates every state sequence with the same
-composition and the tests check the two agree.
+:mod:`optimizer.exhaustive` enumerates every state sequence of the same space
+with the same composition (both from :mod:`optimizer.plans`) and the tests
+check the two agree.
 
 Two restrictions, both checked: the DNN must be a chain (each layer fed by the
-one before, feeding only the one after: AlexNet, VGG, seed 004's Adam DNNs),
+one before, feeding only the one after: AlexNet, VGG, the Adam DNNs of Yan et al.),
 and the cache model must be per layer (``LayerWise(working_set="layer")``):
 with ``"worker"`` a layer's C_muladd depends on every other layer's partitions
 and T_epoch no longer splits into pairs (the program then optimizes with the
@@ -69,8 +70,8 @@ the same for every N_wr >= max(P' R', P R) and every triple):
    by augmenting paths: the same mapping as
    :func:`~optimizer.matching.match_segments` (same optimal set, same
    order), without the assignment solver.  Else ``match_segments`` itself.
-3. The items follow from the mapping as in
-   :func:`perfmodel.layerwise._segment_traffic` (``_items_of``).
+3. The items follow from the mapping as the layer-wise model counts the
+   remote activations and error terms of M_f and M_b (``_items_of``).
 4. A transition with empty segments (P' or P above the rows of its layer)
    whose compressed problem is tie-free takes that problem's items, with no
    matching at all (see "Empty segments" below).
@@ -159,7 +160,9 @@ with empty segments are therefore kept, and priced mostly for free.
 
 References
 ----------
-Seed 004 (``004_6ca1a0991c6bf252.txt``) Sec. 5.1 Fig. 7, Sec. 5.3.
+Yan, Ruwase, He, Chilimbi 2015, "Performance Modeling and Scalability
+Optimization of Distributed Deep Learning Systems" (KDD): Sec. 5.1
+and Fig. 7 (the space), Sec. 5.3 (the dynamic program, bipartite matching).
 """
 
 from __future__ import annotations
@@ -194,7 +197,7 @@ __all__ = ["DPResult", "Pricer", "check_chain", "compose_plan", "solve", "canoni
 class Pricer:
     """Per-layer and per-transition costs of one DNN on one cluster, cached across configurations.
 
-    ``units`` holds the costs that do not depend on the configuration (per
+    Its caches hold the costs that do not depend on the configuration (per
     sample, single thread): compute per (layer, P) (R does not change a
     segment's compute, see :meth:`compute`) and remote items per
     (layer, P', R', P, R), shared by every N_wr >= max(P' R', P R).
@@ -519,8 +522,9 @@ class Pricer:
         when both are non-empty, else 0.  An assignment's value is the sum of
         s_i + t_j over its non-empty pairs, at most the m largest s plus the m
         largest t (n = non-empty count, m = min(n_i, n_j) pairs), reached
-        exactly when the pairs use a largest-m multiset on each side: every optimal assignment, whatever its tie-break, pairs the
-        non-empty segments with the same *values*, so A(l, j) = S - s_partner
+        exactly when the pairs use a largest-m multiset on each side: every
+        optimal assignment, whatever its tie-break, pairs the non-empty
+        segments with the same *values*, so A(l, j) = S - s_partner
         and E(l-1, i) = T - t_partner have the same maxima: S - (n_j-th
         largest s) if n_j <= n_i else S (an unpaired segment reads all S), and
         T - (n_i-th largest t) if n_i <= n_j else T.
@@ -803,10 +807,10 @@ def _plain_greedy(ismax: np.ndarray, colmax: np.ndarray):
 
 
 def _items_of(act, err, workers, p1: int, r1: int, p: int, r: int) -> tuple[float, float]:
-    """max_p A(l, p) and max_p E(l-1, p), averaged over layer replicas, as in
-    :func:`perfmodel.layerwise._segment_traffic` for layer l-1 on worker k = r' P' + p'
-    (canonical) and layer l's segment (p, r) on ``workers[r P + p]`` (-1: a worker with
-    nothing of layer l-1 that it reads or feeds)."""
+    """max_p A(l, p) and max_p E(l-1, p), averaged over layer replicas, as the layer-wise
+    model counts them (:func:`perfmodel.layerwise.layer_costs`) for layer l-1 on worker
+    k = r' P' + p' (canonical) and layer l's segment (p, r) on ``workers[r P + p]``
+    (-1: a worker with nothing of layer l-1 that it reads or feeds)."""
     cols = np.arange(p * r)
     rr, pp = cols // p, cols % p
     valid = (workers >= 0) & (workers < p1 * r1)
@@ -1105,9 +1109,9 @@ def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads,
 def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int | None = None,
              top: int = 5, epoch_samples: int | None = None, max_threads: int | None = None,
              exhaustive: bool = False, progress=None):
-    """Seed 004's optimizer: the best (N_ps, N_mr, N_wr) and per-layer plan for ``dnn``.
+    """The optimizer of Yan et al. 2015: the best (N_ps, N_mr, N_wr) and layer plans for ``dnn``.
 
-    Returns an :class:`optimizer.search.SearchResult` whose candidates carry
+    Returns an :class:`optimizer.results.SearchResult` whose candidates carry
     the model's estimate of each triple's best plan (``meta["layers"]``: per-layer
     partitions, threads, replicas and worker mapping); ``n_evaluated`` counts
     the (triple, layer state) pairs the program priced, or with
@@ -1120,8 +1124,9 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     order of :func:`triple_bounds` and each with the ``top``-th best T_epoch
     found so far as its bound (module docstring, rules 2-4); ``meta``
     counts the triples of the space (``"triples"``), those solved
-    (``"solved"``) and those the bounds ruled out (``"pruned"``).  With ``exhaustive=True`` or a cache model that is not per
-    layer every triple is solved in full.
+    (``"solved"``) and those the bounds ruled out (``"pruned"``).  With
+    ``exhaustive=True`` or a cache model that is not per layer every triple
+    is solved in full.
     """
     machines = cluster.machines if machines is None else machines
     if machines < 1 or machines > cluster.machines:

@@ -1,9 +1,9 @@
 """Model-agnostic search over (workers per replica, replicas, parameter servers).
 
-The layer-wise dynamic program of seed 004 (Sec. 5) lands in ``optimizer.dp``;
-this module is the outer loop every model shares: enumerate the configurations
-that fit the machine budget, estimate each with the model, rank them by an
-objective.
+The layer-wise dynamic program of Yan et al. 2015 (Sec. 5) is
+:mod:`optimizer.dp`; this module is the outer loop every model shares:
+enumerate the configurations that fit the machine budget, estimate each with
+the model, rank them by an objective (:data:`SEARCH_OBJECTIVES`).
 
 Objectives
 ----------

@@ -1,6 +1,6 @@
-"""Connectivity of stripe-partitioned layers (seed 004 Sec. 4.1, footnote 3).
+"""Connectivity of stripe-partitioned layers (Yan et al. 2015, Sec. 4.1, footnote 3).
 
-Seed 004 cuts every layer l into P(l) *segments* and, "for clarity", assumes
+Yan et al. 2015 cut every layer l into P(l) *segments* and, "for clarity", assume
 *stripe* partitioning (footnote 3).  This module turns a pair of chained
 :class:`~perfmodel.specs.Layer` specs and their segment counts into the counts
 the layer-wise model (eqs. 5-8) and the optimizer (Sec. 5.3) need: neurons
@@ -9,6 +9,12 @@ of activations and error terms crossing segment boundaries, from which the
 remote counts A(l, p) (eq. 6) and E(l, p) (the M_b equation after eq. 7) follow
 for any segment-to-worker mapping.  Everything here is a count (no SI units);
 functions are pure and return numpy integer arrays.
+
+The public functions check their arguments.  The fast paths the optimizer's
+inner loops call many times with the same arguments, :func:`cached_segment_sizes`
+and :func:`cached_transfer_matrix` (with :func:`is_dense_pair`,
+:func:`stripe_units`, :func:`is_spatial`), skip the checks; the cached ones
+return read-only arrays.
 
 Stripes
 -------
@@ -41,7 +47,7 @@ more channels; or any reshape with the same number of elements), else
   - out size = floor or ceil of ``(H_in + 2 pad - k) / s + 1`` (ceil-mode
     pools): the plain windows above, the ones past the edge clipped;
   - conv size divisible by the out size (a pooling fused into the conv, as in
-    the zoo's seed-004 DNNs): output y reads the union of the windows of conv
+    the zoo's DNNs from Yan et al. 2015): output y reads the union of the windows of conv
     outputs ``y f .. y f + f - 1``, f = conv size / out size (non-overlapping
     f x f pooling; the window ``k + (f-1) s`` wide with stride ``f s`` when
     ``k >= s``);
@@ -88,8 +94,9 @@ array([ 0, 20,  0])
 
 References
 ----------
-Seed 004 (``004_6ca1a0991c6bf252.txt``) Sec. 4.1 (eqs. 5-8, footnote 3) and
-Sec. 5.3 (segment-to-worker mapping by bipartite matching).
+Yan, Ruwase, He, Chilimbi 2015, "Performance Modeling and Scalability
+Optimization of Distributed Deep Learning Systems" (KDD): Sec. 4.1 (eqs. 5-8,
+footnote 3) and Sec. 5.3 (segment-to-worker mapping by bipartite matching).
 """
 
 from __future__ import annotations
@@ -199,7 +206,7 @@ def stripe_bounds(n: int, parts: int) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1, footnote 3 (stripe partitioning).
+    Yan et al. 2015, Sec. 4.1, footnote 3 (stripe partitioning).
     """
     n = _count("n", n, 0)
     parts = _count("parts", parts, 1)
@@ -257,7 +264,7 @@ def segment_sizes(layer: Layer, parts: int) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1, eq. 5 (N_neuron(l, p)), footnote 3.
+    Yan et al. 2015, Sec. 4.1, eq. 5 (N_neuron(l, p)), footnote 3.
     """
     layer = _layer("layer", layer)
     return _split(layer.neurons, stripe_units(layer), _count("parts", parts, 1))
@@ -285,7 +292,7 @@ def segment_weights(layer: Layer, parts: int) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1, eqs. 5 and 8 (W(l, p)).
+    Yan et al. 2015, Sec. 4.1, eqs. 5 and 8 (W(l, p)).
     """
     layer = _layer("layer", layer)
     return _split(layer.connections, stripe_units(layer), _count("parts", parts, 1))
@@ -313,7 +320,7 @@ def segment_params(layer: Layer, parts: int) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1 (weights stay with their segment: no weight traffic in
+    Yan et al. 2015, Sec. 4.1 (weights stay with their segment: no weight traffic in
     model parallelism) and Sec. 4.2 (cache effects of partitioning).
     """
     layer = _layer("layer", layer)
@@ -616,7 +623,7 @@ def activation_matrix(prev: Layer, layer: Layer, p_prev: int, p: int) -> np.ndar
 
     References
     ----------
-    Seed 004 Sec. 4.1.1, eq. 6 (A(l, p)); footnote 3 (stripes).
+    Yan et al. 2015, Sec. 4.1.1, eq. 6 (A(l, p)); footnote 3 (stripes).
     """
     prev, layer = _layer("prev", prev), _layer("layer", layer)
     p_prev, p = _count("p_prev", p_prev, 1), _count("p", p, 1)
@@ -651,7 +658,7 @@ def error_matrix(layer: Layer, next_layer: Layer, p: int, p_next: int) -> np.nda
 
     References
     ----------
-    Seed 004 Sec. 4.1.2, eq. 7 and the M_b equation (E(l, p)).
+    Yan et al. 2015, Sec. 4.1.2, eq. 7 and the M_b equation (E(l, p)).
     """
     layer, next_layer = _layer("layer", layer), _layer("next_layer", next_layer)
     p, p_next = _count("p", p, 1), _count("p_next", p_next, 1)
@@ -662,8 +669,8 @@ def connection_matrix(prev: Layer, layer: Layer, p_prev: int, p: int, *,
                       backward: bool = True) -> np.ndarray:
     """Traffic saved per sample by co-locating segment i of ``prev`` with segment j of ``layer``.
 
-    The weight the optimizer's maximum-weight bipartite matching (seed 004
-    Sec. 5.3) maximizes: activations i sends to j in the forward pass plus,
+    The weight the optimizer's maximum-weight bipartite matching (Yan et al.
+    2015, Sec. 5.3) maximizes: activations i sends to j in the forward pass plus,
     with ``backward=True``, the error terms j sends back to i.  Both flows
     vanish from the network when i and j share a worker, so minimizing remote
     connections is maximizing the matched weight.  Use :func:`worker_affinity`
@@ -686,7 +693,7 @@ def connection_matrix(prev: Layer, layer: Layer, p_prev: int, p: int, *,
 
     References
     ----------
-    Seed 004 Sec. 5.3 (segment-worker mapping, bipartite matching); eqs. 6-7.
+    Yan et al. 2015, Sec. 5.3 (segment-worker mapping, bipartite matching); eqs. 6-7.
     """
     saved = activation_matrix(prev, layer, p_prev, p)
     return saved + error_matrix(prev, layer, p_prev, p) if backward else saved
@@ -727,7 +734,7 @@ def remote_counts(matrix, src_workers, dst_workers) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1, eq. 6 (A(l, p)) and the M_b equation (E(l, p)).
+    Yan et al. 2015, Sec. 4.1, eq. 6 (A(l, p)) and the M_b equation (E(l, p)).
     """
     mat = np.asarray(matrix)
     if mat.ndim != 2:
@@ -754,7 +761,7 @@ def remote_activations(prev: Layer, layer: Layer, prev_workers, workers) -> np.n
 
     References
     ----------
-    Seed 004 Sec. 4.1.1, eq. 6.
+    Yan et al. 2015, Sec. 4.1.1, eq. 6.
     """
     prev_workers = _workers("prev_workers", prev_workers)
     workers = _workers("workers", workers)
@@ -779,7 +786,7 @@ def remote_errors(layer: Layer, next_layer: Layer, workers, next_workers) -> np.
 
     References
     ----------
-    Seed 004 Sec. 4.1.2 (M_b, E(l, p)).
+    Yan et al. 2015, Sec. 4.1.2 (M_b, E(l, p)).
     """
     workers = _workers("workers", workers)
     next_workers = _workers("next_workers", next_workers)
@@ -816,7 +823,7 @@ def worker_affinity(matrix, src_workers, n_workers: int | None = None) -> np.nda
 
     References
     ----------
-    Seed 004 Sec. 5.3 (maximum weighted bipartite matching).
+    Yan et al. 2015, Sec. 5.3 (maximum weighted bipartite matching).
     """
     mat = np.asarray(matrix)
     if mat.ndim != 2:
