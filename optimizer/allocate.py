@@ -80,17 +80,21 @@ from perfmodel.errors import Infeasible, PerfModelError, SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config
 
-from .search import Candidate, search
+from .results import Candidate
+from .search import search
 
-__all__ = ["OBJECTIVES", "METHODS", "SOLVERS", "AUTO_EXACT_CELLS", "CurveModel", "Job", "Curve",
-           "JobAllocation", "Allocation", "throughput_curve", "concave_envelope", "allocate"]
+__all__ = ["ALLOCATION_OBJECTIVES", "OBJECTIVES", "METHODS", "SOLVERS", "AUTO_EXACT_CELLS",
+           "CurveModel", "Job", "Curve", "JobAllocation", "Allocation", "throughput_curve",
+           "concave_envelope", "allocate"]
 
-#: Objectives of :func:`allocate`.
-OBJECTIVES = ("throughput", "makespan")
+#: Objectives of :func:`allocate` (module docstring).
+ALLOCATION_OBJECTIVES = ("throughput", "makespan")
+#: Backward-compatible alias of :data:`ALLOCATION_OBJECTIVES`.
+OBJECTIVES = ALLOCATION_OBJECTIVES
 #: Methods of :func:`allocate`.
 METHODS = ("exact", "relaxed", "auto")
 #: ``method="auto"`` runs the exact DP of the weighted sum while J * (N + 1)**2
-#: stays below this (about 0.2-0.8 s); the makespan's exact search always runs.
+#: stays below this (the DP is then quick); the makespan's exact search always runs.
 AUTO_EXACT_CELLS = 1e8
 
 _EPS = 1e-7
@@ -753,8 +757,9 @@ def _check_machines(machines, cluster) -> int:
 
 
 def _check_request(jobs, objective, method) -> None:
-    if objective not in OBJECTIVES:
-        raise SpecError("objective", f"must be one of {', '.join(OBJECTIVES)}; got {objective!r}")
+    if objective not in ALLOCATION_OBJECTIVES:
+        raise SpecError("objective",
+                        f"must be one of {', '.join(ALLOCATION_OBJECTIVES)}; got {objective!r}")
     if method not in METHODS:
         raise SpecError("method", f"must be one of {', '.join(METHODS)}; got {method!r}")
     if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Sequence) or len(jobs) == 0:

@@ -1,7 +1,7 @@
-"""Micro-decisions priced by the layer-wise model: partition or replicate a layer (seed 004 Sec. 6.4).
+"""Micro-decisions priced by the layer-wise model: partition or replicate a layer.
 
-Seed 004 Sec. 6.4 (Figs. 13-14) weighs, for ImageNet-22K's output layer on a
-4-worker replica, partitioning (each worker computes a quarter of the layer
+Yan et al. 2015 (Sec. 6.4, Figs. 13-14) weigh, for ImageNet-22K's output layer
+on a 4-worker replica, partitioning (each worker computes a quarter of the layer
 for every sample and exchanges activations) against replication (each worker
 computes the whole layer for a quarter of the samples and holds a full copy
 of its weights, which it reads from the parameter servers).  The same model

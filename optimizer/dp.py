@@ -1,4 +1,4 @@
-"""Seed 004 Sec. 5.3: the dynamic program over layers, with bipartite-matched mappings.
+"""The dynamic program over layers (Yan et al. 2015, Sec. 5.3), with bipartite-matched mappings.
 
 For one resource triple (N_ps, N_mr, N_wr) the program chooses, layer by layer,
 the state s_l = (P_l, R_l, H_l) (partitions, layer replicas, threads) that
@@ -16,17 +16,18 @@ minimizes T_epoch itself:
 
 Why it is exact.  Workers are identical, so a transition is priced with layer
 l-1 on its canonical workers (segment k of the layer on worker k) and layer l
-matched against it; :func:`compose_plan` then relabels each layer's matching
+matched against it; :func:`~optimizer.plans.compose_plan` then relabels each layer's matching
 by the permutation that put the previous layer where it is, so every adjacent
 pair of the final plan is the priced pair up to a relabeling of workers, and
 :meth:`perfmodel.layerwise.LayerWise.evaluate` of that plan returns exactly the
 program's value (the layer-wise model takes each component's slowest segment,
 which keeps T_epoch a sum over adjacent pairs).  The brute force of
-:mod:`optimizer.exhaustive` enumerates every state sequence with the same
-composition and the tests check the two agree.
+:mod:`optimizer.exhaustive` enumerates every state sequence of the same space
+with the same composition (both from :mod:`optimizer.plans`) and the tests
+check the two agree.
 
 Two restrictions, both checked: the DNN must be a chain (each layer fed by the
-one before, feeding only the one after: AlexNet, VGG, seed 004's Adam DNNs),
+one before, feeding only the one after: AlexNet, VGG, the Adam DNNs of Yan et al.),
 and the cache model must be per layer (``LayerWise(working_set="layer")``):
 with ``"worker"`` a layer's C_muladd depends on every other layer's partitions
 and T_epoch no longer splits into pairs (the program then optimizes with the
@@ -54,7 +55,7 @@ O(#(P,R)^2 K^2), and is vectorized.
 *Pricing a transition* (:meth:`Pricer.items`, cached per (l, P', R', P, R):
 the same for every N_wr >= max(P' R', P R) and every triple):
 
-1. Dense consumer (fc, softmax, ...; :func:`perfmodel.partition._dense_pair`),
+1. Dense consumer (fc, softmax, ...; :func:`perfmodel.partition.is_dense_pair`),
    R' = R = 1: closed form, every (P', P) at once (:meth:`Pricer._dense_items`).
    The affinity of segment j for the worker of segment i is s_i + t_j when
    both are non-empty, else 0, so an assignment is worth the s and t of its
@@ -69,8 +70,8 @@ the same for every N_wr >= max(P' R', P R) and every triple):
    by augmenting paths: the same mapping as
    :func:`~optimizer.matching.match_segments` (same optimal set, same
    order), without the assignment solver.  Else ``match_segments`` itself.
-3. The items follow from the mapping as in
-   :func:`perfmodel.layerwise._segment_traffic` (``_items_of``).
+3. The items follow from the mapping as the layer-wise model counts the
+   remote activations and error terms of M_f and M_b (``_items_of``).
 4. A transition with empty segments (P' or P above the rows of its layer)
    whose compressed problem is tie-free takes that problem's items, with no
    matching at all (see "Empty segments" below).
@@ -159,51 +160,44 @@ with empty segments are therefore kept, and priced mostly for free.
 
 References
 ----------
-Seed 004 (``004_6ca1a0991c6bf252.txt``) Sec. 5.1 Fig. 7, Sec. 5.3.
+Yan, Ruwase, He, Chilimbi 2015, "Performance Modeling and Scalability
+Optimization of Distributed Deep Learning Systems" (KDD): Sec. 5.1
+and Fig. 7 (the space), Sec. 5.3 (the dynamic program, bipartite matching).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from perfmodel import layerwise as lw
-from perfmodel import partition as _part
+from perfmodel import partition as pt
 from perfmodel.errors import SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import DNN, Cluster, Config
 
-from .matching import map_layer, match_segments
+from .exhaustive import best_plan
+from .matching import match_segments
+from .plans import canonical_plan, check_chain, compose_plan, state_space
+from .results import Candidate, DPResult, SearchResult
 from .space import layer_choices
 
 __all__ = ["DPResult", "Pricer", "check_chain", "compose_plan", "solve", "canonical_plan",
            "estimate_plan", "useful_triples", "triple_bounds", "optimize"]
 
 
-def check_chain(dnn: DNN) -> None:
-    """Raise SpecError unless every layer is fed by the previous one and feeds only the next."""
-    for i, layer in enumerate(dnn.layers):
-        if i and lw.producer_index(dnn, i) != i - 1:
-            raise SpecError(f"layers[{i}].inputs", f"the dynamic program needs a chain DNN; layer "
-                                                   f"{layer.name!r} is not fed by the layer before it")
-        if len(layer.inputs) > 1:
-            raise SpecError(f"layers[{i}].inputs", f"layer {layer.name!r} has several inputs; the "
-                                                   "dynamic program needs a chain DNN")
-
-
-def canonical_plan(partitions: int, replicas: int, threads: int = 1) -> lw.LayerPlan:
-    """Segment k = r P + p on worker k."""
-    return lw.LayerPlan(int(partitions), int(threads), int(replicas))
-
-
 @dataclass
 class Pricer:
     """Per-layer and per-transition costs of one DNN on one cluster, cached across configurations.
 
-    ``units`` holds the costs that do not depend on the configuration (per
+    Its caches hold the costs that do not depend on the configuration (per
     sample, single thread): compute per (layer, P) (R does not change a
     segment's compute, see :meth:`compute`) and remote items per
     (layer, P', R', P, R), shared by every N_wr >= max(P' R', P R).
@@ -229,8 +223,8 @@ class Pricer:
         self._item_tables: dict = {}
         self._sorted: dict = {}
         self._stats_of: dict = {}
-        self._units = [_part._units(layer) for layer in self.dnn.layers]
-        self._dense = [False] + [_part._dense_pair(self.dnn.layers[l - 1], self.dnn.layers[l])
+        self._units = [pt.stripe_units(layer) for layer in self.dnn.layers]
+        self._dense = [False] + [pt.is_dense_pair(self.dnn.layers[l - 1], self.dnn.layers[l])
                                  for l in range(1, len(self.dnn.layers))]
 
     def _plan_with(self, **placed) -> lw.Plan:
@@ -268,7 +262,7 @@ class Pricer:
         arithmetic of :func:`perfmodel.layerwise.layer_costs` (tests check equality)."""
         dnn, cluster, model = self.dnn, self.cluster, self.layer_model
         layer = dnn.layers[l]
-        units = _part._units(layer)
+        units = pt.stripe_units(layer)
         ps = np.arange(1, p_max + 1, dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(ps + 1)])[:-1]         # edge k of P at starts + k
         p_of = np.repeat(ps, ps + 1)
@@ -286,7 +280,7 @@ class Pricer:
         weights_in, neurons = split(layer.connections), split(layer.neurons)
         share = neurons / max(layer.neurons, 1)
         weights_out = lw._next_connections(dnn, l) * share
-        if _part._spatial(layer.out_shape):
+        if pt.is_spatial(layer.out_shape):
             params = np.maximum.reduceat(np.where(neurons > 0, int(layer.weights), 0), first)
         else:
             params = np.maximum.reduceat(split(layer.weights), first)
@@ -474,7 +468,7 @@ class Pricer:
         for k, c in enumerate(parts):
             got = self._stats_of.get((l, int(c)))
             if got is None:
-                s = _part._sizes(self.dnn.layers[l], int(c))
+                s = pt.cached_segment_sizes(self.dnn.layers[l], int(c))
                 got = self._stats_of[(l, int(c))] = (float(s.max()), np.count_nonzero(s))
             out[:, k] = got
         return out[0], out[1].astype(np.int64)
@@ -482,13 +476,13 @@ class Pricer:
     def _bounds(self, l: int, p1: int, p: int) -> tuple:
         """(best-partner A, best-partner E, counting A, counting E) of (l, P', P)."""
         prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
-        act = _part._matrix(prev_layer, layer, p1, p, False)
-        err = _part._matrix(prev_layer, layer, p1, p, True)
+        act = pt.cached_transfer_matrix(prev_layer, layer, p1, p, False)
+        err = pt.cached_transfer_matrix(prev_layer, layer, p1, p, True)
         a_in, e_in = act.sum(axis=0), err.sum(axis=1)
         bp_a = float((a_in - act.max(axis=0)).max())
         bp_e = float((e_in - err.max(axis=1)).max())
-        s = _part._sizes(prev_layer, p1) > 0
-        t = _part._sizes(layer, p) > 0
+        s = pt.cached_segment_sizes(prev_layer, p1) > 0
+        t = pt.cached_segment_sizes(layer, p) > 0
         n_i, n_j = int(s.sum()), int(t.sum())
         cnt_a = float(np.sort(a_in[t])[n_j - n_i - 1]) if n_j > n_i else 0.0
         cnt_e = float(np.sort(e_in[s])[n_i - n_j - 1]) if n_i > n_j else 0.0
@@ -505,9 +499,9 @@ class Pricer:
         if key not in self._ranges:
             c1, c = key[1], key[3]
             prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
-            self._ranges[key] = _item_range(_part._matrix(prev_layer, layer, c1, c, False),
-                                            _part._matrix(prev_layer, layer, c1, c, True),
-                                            c1, r1, c, r)
+            act = pt.cached_transfer_matrix(prev_layer, layer, c1, c, False)
+            err = pt.cached_transfer_matrix(prev_layer, layer, c1, c, True)
+            self._ranges[key] = _item_range(act, err, c1, r1, c, r)
         return self._ranges[key]
 
     def lazy(self, l: int, prev: tuple, cur: tuple) -> bool:
@@ -528,15 +522,16 @@ class Pricer:
         when both are non-empty, else 0.  An assignment's value is the sum of
         s_i + t_j over its non-empty pairs, at most the m largest s plus the m
         largest t (n = non-empty count, m = min(n_i, n_j) pairs), reached
-        exactly when the pairs use a largest-m multiset on each side: every optimal assignment, whatever its tie-break, pairs the
-        non-empty segments with the same *values*, so A(l, j) = S - s_partner
+        exactly when the pairs use a largest-m multiset on each side: every
+        optimal assignment, whatever its tie-break, pairs the non-empty
+        segments with the same *values*, so A(l, j) = S - s_partner
         and E(l-1, i) = T - t_partner have the same maxima: S - (n_j-th
         largest s) if n_j <= n_i else S (an unpaired segment reads all S), and
         T - (n_i-th largest t) if n_i <= n_j else T.
         """
         prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
-        s_total = float(sum(_part._sizes(prev_layer, 1)))
-        t_total = float(sum(_part._sizes(layer, 1)))
+        s_total = float(sum(pt.cached_segment_sizes(prev_layer, 1)))
+        t_total = float(sum(pt.cached_segment_sizes(layer, 1)))
 
         def sorted_sizes(index, counts):
             out = np.zeros((len(counts), int(counts.max())))
@@ -545,7 +540,7 @@ class Pricer:
                 s = self._sorted.get((index, int(c)))
                 if s is None:
                     s = self._sorted[(index, int(c))] = np.sort(
-                        _part._sizes(self.dnn.layers[index], int(c)))[::-1]
+                        pt.cached_segment_sizes(self.dnn.layers[index], int(c)))[::-1]
                 out[k, :c] = s
                 nonempty[k] = np.count_nonzero(s)
             return out, nonempty
@@ -569,8 +564,8 @@ class Pricer:
         if got is not None and got[:2] == got[2:]:  # empty segments, tie-free compressed problem
             self.stats["compressed"] += 1
             return got[:2]
-        act = _part._matrix(prev_layer, layer, p1, p, False)
-        err = _part._matrix(prev_layer, layer, p1, p, True)
+        act = pt.cached_transfer_matrix(prev_layer, layer, p1, p, False)
+        err = pt.cached_transfer_matrix(prev_layer, layer, p1, p, True)
         aff = _affinity(act, err, p1, r1, p, r)
         workers = _greedy(aff)
         if workers is not None:
@@ -588,8 +583,8 @@ class Pricer:
         if key not in self._workers:
             (p1, r1), (p, r) = key[1], key[2]
             prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
-            aff = _affinity(_part._matrix(prev_layer, layer, p1, p, False),
-                            _part._matrix(prev_layer, layer, p1, p, True), p1, r1, p, r)
+            aff = _affinity(pt.cached_transfer_matrix(prev_layer, layer, p1, p, False),
+                            pt.cached_transfer_matrix(prev_layer, layer, p1, p, True), p1, r1, p, r)
             workers = _greedy(aff)
             self._workers[key] = match_segments(aff) if workers is None else workers
         return self._workers[key]
@@ -739,10 +734,6 @@ def _item_range(act, err, p1: int, r1: int, p: int, r: int):
     assignment, whatever its tie-break (module docstring, "Empty segments").
     None if the duals do not settle (not expected: the assignment is optimal).
     """
-    from scipy.optimize import linear_sum_assignment
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
     n_w, n_s = max(p1 * r1, p * r), p * r
     blocks, cols = np.arange(r1)[:, None], np.arange(r)[None, :]
     save_a = np.zeros((n_w, n_w), dtype=np.int64)
@@ -816,10 +807,10 @@ def _plain_greedy(ismax: np.ndarray, colmax: np.ndarray):
 
 
 def _items_of(act, err, workers, p1: int, r1: int, p: int, r: int) -> tuple[float, float]:
-    """max_p A(l, p) and max_p E(l-1, p), averaged over layer replicas, as in
-    :func:`perfmodel.layerwise._segment_traffic` for layer l-1 on worker k = r' P' + p'
-    (canonical) and layer l's segment (p, r) on ``workers[r P + p]`` (-1: a worker with
-    nothing of layer l-1 that it reads or feeds)."""
+    """max_p A(l, p) and max_p E(l-1, p), averaged over layer replicas, as the layer-wise
+    model counts them (:func:`perfmodel.layerwise.layer_costs`) for layer l-1 on worker
+    k = r' P' + p' (canonical) and layer l's segment (p, r) on ``workers[r P + p]``
+    (-1: a worker with nothing of layer l-1 that it reads or feeds)."""
     cols = np.arange(p * r)
     rr, pp = cols // p, cols % p
     valid = (workers >= 0) & (workers < p1 * r1)
@@ -836,28 +827,6 @@ def _items_of(act, err, workers, p1: int, r1: int, p: int, r: int) -> tuple[floa
     e_seg = err.sum(axis=1)[ip] - saved_e
     e = e_seg.reshape(r1, p1).sum(axis=0) / r1
     return float(a.max()), float(e.max())
-
-
-@dataclass(frozen=True)
-class DPResult:
-    """The best plan of one resource triple, its per-sample time and T_epoch.
-
-    ``plan`` (the state sequence composed with the matched mappings,
-    :func:`compose_plan`) is built on first use.
-    """
-
-    config: Config
-    per_sample: float
-    epoch_time: float
-    states: tuple
-    n_states: int
-    exact: bool
-    pricer: "Pricer" = field(repr=False, compare=False, default=None)
-
-    @functools.cached_property
-    def plan(self) -> lw.Plan:
-        return compose_plan(self.pricer.dnn, self.states, self.config.n_workers,
-                            mapping=self.pricer.mapping)
 
 
 def _read_costs(model, dnn, cluster, config, replicas, threads) -> np.ndarray:
@@ -879,56 +848,6 @@ def _node_tables(pricer: Pricer, config: Config, pairs: np.ndarray, threads: np.
     p_max = int(pairs[:, 0].max())
     return [pricer.compute_table(l, p_max)[pairs[:, 0]][:, None] * interf[None, :] / q
             + reads[:, :, l] for l in range(len(dnn.layers))]
-
-
-def _used_workers(prev: tuple, cur: tuple) -> int:
-    return max(prev[0] * prev[1], cur[0] * cur[1])
-
-
-def compose_plan(dnn: DNN, states, n_workers: int, *, mapping=None) -> lw.Plan:
-    """The plan of a state sequence: each layer matched against the one before, relabeled.
-
-    See the module docstring for why the relabeling keeps every transition's price.
-    ``mapping(l, prev, cur)``, if given, returns the matched workers of layer
-    l against a canonical layer l-1 (:meth:`Pricer.mapping`, cached); by
-    default :func:`optimizer.matching.map_layer` computes them.
-    """
-    layers, sigma = [], np.arange(n_workers)
-    for l, (p, r, h) in enumerate(states):
-        if l == 0:
-            relative = np.arange(p * r)
-        else:
-            prev = states[l - 1]
-            relative = np.asarray(mapping(l, prev[:2], (p, r)) if mapping else map_layer(
-                dnn.layers[l - 1], dnn.layers[l], canonical_plan(prev[0], prev[1]), p, r, 1,
-                _used_workers(prev[:2], (p, r))).workers)
-        actual = sigma[relative]
-        layers.append(lw.LayerPlan(int(p), int(h), int(r), tuple(int(w) for w in actual)))
-        rest = np.setdiff1d(np.arange(n_workers), actual)
-        sigma = np.concatenate([actual, rest])
-    return lw.Plan(tuple(layers))
-
-
-def _state_space(config: Config, cluster: Cluster, max_threads: int | None):
-    """(P, R) pairs (P R <= N_wr, C3; R = 1 without a server) in lexicographic order, and
-    the thread counts (C2): the (P, R, H) of :func:`optimizer.space.layer_choices`."""
-    return _space(int(config.n_workers), config.n_ps == 0, cluster.cores, max_threads)
-
-
-@functools.lru_cache(maxsize=4096)
-def _space(n_workers: int, serverless: bool, cores, max_threads):
-    threads = np.unique(layer_choices(1, cores, max_threads=max_threads).threads)
-    if serverless:  # without a server, replicated layers could not sync their copies
-        p = np.arange(1, n_workers + 1, dtype=np.int64)
-        pairs = np.stack([p, np.ones_like(p)], axis=1)
-    else:
-        p = np.repeat(np.arange(1, n_workers + 1), n_workers // np.arange(1, n_workers + 1))
-        starts = np.concatenate([[0], np.cumsum(n_workers // np.arange(1, n_workers + 1))])
-        r = np.arange(len(p)) - np.repeat(starts[:-1], n_workers // np.arange(1, n_workers + 1)) + 1
-        pairs = np.stack([p, r], axis=1).astype(np.int64)
-    pairs.setflags(write=False)
-    threads.setflags(write=False)
-    return pairs, threads
 
 
 #: Relative slack of every bound test: a state or triple is dropped only when its lower
@@ -966,8 +885,8 @@ def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None,
     -------
     DPResult, or None when the triple has no plan within ``bound``
     """
-    dnn, cluster = pricer.dnn, pricer.cluster
-    pairs, threads = _state_space(config, cluster, max_threads)
+    cluster = pricer.cluster
+    pairs, threads = state_space(config, cluster, max_threads)
     if _only is not None:  # a sub-space (for a quick upper bound): its optimum is a plan's value
         pairs = pairs[_only(pairs)]
     samples = config.epoch_samples or 1_000_000
@@ -1158,7 +1077,7 @@ def _quick_value(pricer: Pricer, config: Config, max_threads) -> float:
     two below it, and each layer's rows or neurons when fewer).  A plan's value, so an
     upper bound on the triple's optimum (rule 2's incumbent)."""
     n = config.n_workers
-    units = {_part._units(layer) for layer in pricer.dnn.layers}
+    units = {pt.stripe_units(layer) for layer in pricer.dnn.layers}
     wanted = set()
     for r in range(1, (min(4, n) if config.n_ps else 1) + 1):
         top = n // r
@@ -1175,8 +1094,6 @@ def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads,
     the DPResult or None), or None when ``bound`` rules the triple out."""
     model, dnn, cluster = pricer.model, pricer.dnn, pricer.cluster
     if exhaustive:
-        from .exhaustive import best_plan
-
         t, plan, count = best_plan(model, dnn, cluster, config, max_threads=max_threads)
         return t, count, lambda: model.evaluate(dnn, cluster, config, plan), None
     result = solve(pricer, config, max_threads=max_threads, bound=bound)
@@ -1192,9 +1109,9 @@ def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads,
 def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int | None = None,
              top: int = 5, epoch_samples: int | None = None, max_threads: int | None = None,
              exhaustive: bool = False, progress=None):
-    """Seed 004's optimizer: the best (N_ps, N_mr, N_wr) and per-layer plan for ``dnn``.
+    """The optimizer of Yan et al. 2015: the best (N_ps, N_mr, N_wr) and layer plans for ``dnn``.
 
-    Returns an :class:`optimizer.search.SearchResult` whose candidates carry
+    Returns an :class:`optimizer.results.SearchResult` whose candidates carry
     the model's estimate of each triple's best plan (``meta["layers"]``: per-layer
     partitions, threads, replicas and worker mapping); ``n_evaluated`` counts
     the (triple, layer state) pairs the program priced, or with
@@ -1207,13 +1124,10 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     order of :func:`triple_bounds` and each with the ``top``-th best T_epoch
     found so far as its bound (module docstring, rules 2-4); ``meta``
     counts the triples of the space (``"triples"``), those solved
-    (``"solved"``) and those the bounds ruled out (``"pruned"``).  With ``exhaustive=True`` or a cache model that is not per
-    layer every triple is solved in full.
+    (``"solved"``) and those the bounds ruled out (``"pruned"``).  With
+    ``exhaustive=True`` or a cache model that is not per layer every triple
+    is solved in full.
     """
-    import time
-
-    from .search import Candidate, SearchResult
-
     machines = cluster.machines if machines is None else machines
     if machines < 1 or machines > cluster.machines:
         raise SpecError("machines", f"must be in 1..{cluster.machines}, got {machines}")

@@ -1,8 +1,8 @@
 """Brute force over the same space and cost model as :mod:`optimizer.dp`, for small instances.
 
 Every sequence of per-layer states (P_l, R_l, H_l) allowed by C2-C3 is
-composed into a plan with :func:`optimizer.dp.compose_plan` (the same
-bipartite-matched mappings) and priced by the layer-wise model itself
+composed into a plan with :func:`optimizer.plans.compose_plan` (the same
+bipartite-matched mappings as the dynamic program's plans) and priced by the layer-wise model itself
 (:meth:`perfmodel.layerwise.LayerWise.evaluate`), so nothing of the dynamic
 program's decomposition is reused: it is the reference the program must equal.
 The space grows as (states per layer)^L: keep it to a few layers and machines.
@@ -18,7 +18,7 @@ from perfmodel import layerwise as lw
 from perfmodel.errors import SpecError
 from perfmodel.specs import DNN, Cluster, Config
 
-from .dp import _state_space, check_chain, compose_plan
+from .plans import check_chain, compose_plan, state_space
 
 __all__ = ["best_plan", "MAX_SEQUENCES"]
 
@@ -30,7 +30,7 @@ def best_plan(model: lw.LayerWise, dnn: DNN, cluster: Cluster, config: Config, *
               max_threads: int | None = None) -> tuple[float, lw.Plan, int]:
     """(T_epoch, plan, sequences evaluated) of the best state sequence by brute force."""
     check_chain(dnn)
-    pairs, threads = _state_space(config, cluster, max_threads)
+    pairs, threads = state_space(config, cluster, max_threads)
     states = [(int(p), int(r), int(h)) for p, r in pairs for h in threads]
     count = len(states) ** len(dnn.layers)
     if count > MAX_SEQUENCES:

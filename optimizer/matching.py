@@ -1,4 +1,4 @@
-"""Segment-to-worker mapping by maximum-weight bipartite matching (seed 004 Sec. 5.3).
+"""Segment-to-worker mapping by maximum-weight bipartite matching (Yan et al. 2015, Sec. 5.3).
 
 For a layer l whose producer l-1 is already placed, every segment (p, r) of
 l must sit on its own worker (constraint C3 of Fig. 7) and should sit where
@@ -6,10 +6,10 @@ the data it exchanges with l-1 already is: activations it reads in the
 forward pass and error terms it sends back.  The *affinity* of worker w for
 segment j is the traffic j avoids on w (``perfmodel.partition.
 worker_affinity``); maximizing the total affinity of an injective
-assignment minimizes the remote traffic between l-1 and l.  Seed 004 reads
-this as a greedy choice per segment with a tie rule (:func:`greedy_segments`)
-and, in general, as a maximum weighted bipartite matching
-(:func:`match_segments`, exact).
+assignment minimizes the remote traffic between l-1 and l.  Yan et al.
+2015 describe this as a greedy choice per segment with a tie rule
+(:func:`greedy_segments`) and, in general, as a maximum weighted bipartite
+matching (:func:`match_segments`, exact).
 
 Tie-break rule (:func:`match_segments`)
 ---------------------------------------
@@ -43,9 +43,11 @@ pairs with replica r mod R(l-1)".
 
 References
 ----------
-Seed 004 (``004_6ca1a0991c6bf252.txt``): Sec. 5.3 ("Optimizing segment-worker
-mapping": greedy per segment, ties, maximum weighted bipartite matching),
-Fig. 7 (C3), eqs. 6-7 (remote activations A(l, p) and error terms E(l, p)).
+Yan, Ruwase, He, Chilimbi 2015, "Performance Modeling and Scalability
+Optimization of Distributed Deep Learning Systems" (KDD): Sec. 5.3
+("Optimizing segment-worker mapping": greedy per segment, ties, maximum
+weighted bipartite matching), Fig. 7 (C3), eqs. 6-7 (remote activations
+A(l, p) and error terms E(l, p)).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from perfmodel import partition as _part
+from perfmodel import partition as pt
 from perfmodel.errors import SpecError
 from perfmodel.layerwise import LayerPlan
 from perfmodel.specs import Layer
@@ -204,7 +206,7 @@ def _lexicographic(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def match_segments(affinity, *, tie_break: str = "lexicographic") -> np.ndarray:
-    """Assign every segment a distinct worker, maximizing the total affinity (seed 004 Sec. 5.3).
+    """Assign every segment a distinct worker, maximizing the total affinity (Yan et al. 2015).
 
     Parameters
     ----------
@@ -242,7 +244,7 @@ def match_segments(affinity, *, tie_break: str = "lexicographic") -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 5.3 (maximum weighted bipartite matching), Fig. 7 (C3).
+    Yan et al. 2015, Sec. 5.3 (maximum weighted bipartite matching), Fig. 7 (C3).
     """
     if tie_break not in TIE_BREAKS:
         raise SpecError("tie_break", f"must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}")
@@ -272,7 +274,7 @@ def _settle(a: np.ndarray, free: np.ndarray, worker: int, claim: np.ndarray) -> 
 
 def greedy_segments(affinity) -> np.ndarray:
     """The paper's greedy mapping: each segment takes its best worker; conflicts settled by
-    comparing the total (seed 004 Sec. 5.3).
+    comparing the total (Yan et al. 2015, Sec. 5.3).
 
     In rounds: every unplaced segment proposes its best free worker (highest
     affinity, lowest id on ties).  A worker proposed by one segment gets it.
@@ -299,7 +301,7 @@ def greedy_segments(affinity) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 5.3 ("a greedy approach that decides the best worker for each segment").
+    Yan et al. 2015, Sec. 5.3 ("a greedy approach that decides the best worker for each segment").
     """
     a = _affinity(affinity)
     _check_fits(a)
@@ -366,7 +368,7 @@ def layer_affinity(prev_layer: Layer, layer: Layer, prev_plan: LayerPlan, partit
 
     References
     ----------
-    Seed 004 Sec. 5.3; eqs. 6-7 (A(l, p), E(l, p));
+    Yan et al. 2015, Sec. 5.3; eqs. 6-7 (A(l, p), E(l, p));
     :func:`perfmodel.partition.connection_matrix`.
     """
     prev_plan = _plan("prev_plan", prev_plan)
@@ -375,16 +377,16 @@ def layer_affinity(prev_layer: Layer, layer: Layer, prev_plan: LayerPlan, partit
     replicas = _integer_count("replicas", replicas)
     _check_prev(prev_plan, n_workers)
     p_prev, r_prev = prev_plan.partitions, prev_plan.replicas
-    act = _part.activation_matrix(prev_layer, layer, p_prev, partitions)
+    act = pt.activation_matrix(prev_layer, layer, p_prev, partitions)
     out = np.zeros((n_workers, partitions * replicas), dtype=np.int64)
     for r in range(replicas):
         src = prev_plan.segment_workers(r % r_prev)
-        out[:, r * partitions:(r + 1) * partitions] += _part.worker_affinity(act, src, n_workers)
+        out[:, r * partitions:(r + 1) * partitions] += pt.worker_affinity(act, src, n_workers)
     if backward:
-        err = _part.error_matrix(prev_layer, layer, p_prev, partitions)
+        err = pt.error_matrix(prev_layer, layer, p_prev, partitions)
         for rp in range(r_prev):
             r = rp % replicas
-            out[:, r * partitions:(r + 1) * partitions] += _part.worker_affinity(
+            out[:, r * partitions:(r + 1) * partitions] += pt.worker_affinity(
                 err, prev_plan.segment_workers(rp), n_workers)
     return out
 
@@ -393,7 +395,7 @@ def map_layer(prev_layer: Layer | None, layer: Layer, prev_plan: LayerPlan | Non
               partitions: int, replicas: int, threads: int, n_workers: int, *,
               backward: bool = True, tie_break: str = "lexicographic") -> LayerPlan:
     """The LayerPlan of ``layer`` whose segment-to-worker mapping f_l minimizes the remote
-    traffic with the already placed ``prev_layer`` (seed 004 Sec. 5.3).
+    traffic with the already placed ``prev_layer`` (Yan et al. 2015, Sec. 5.3).
 
     Parameters
     ----------
@@ -435,7 +437,7 @@ def map_layer(prev_layer: Layer | None, layer: Layer, prev_plan: LayerPlan | Non
 
     References
     ----------
-    Seed 004 Sec. 5.3, Fig. 7 (f_l, C3).
+    Yan et al. 2015, Sec. 5.3, Fig. 7 (f_l, C3).
     """
     n_workers = _integer_count("n_workers", n_workers)
     partitions = _integer_count("partitions", partitions)
@@ -482,19 +484,19 @@ def remote_traffic(prev_layer: Layer | None, layer: Layer, prev_plan: LayerPlan 
 
     References
     ----------
-    Seed 004 eqs. 6-7 (A(l, p), E(l, p)), Sec. 5.3 ("minimizes the remote
+    Yan et al. 2015, eqs. 6-7 (A(l, p), E(l, p)), Sec. 5.3 ("minimizes the remote
     connection of the segment from previous layer").
     """
     if prev_layer is None:
         return 0
     prev_plan, plan = _plan("prev_plan", prev_plan), _plan("plan", plan)
     p_prev, r_prev, p, r_now = prev_plan.partitions, prev_plan.replicas, plan.partitions, plan.replicas
-    act = _part.activation_matrix(prev_layer, layer, p_prev, p)
-    total = sum(_part.remote_counts(act, prev_plan.segment_workers(r % r_prev),
+    act = pt.activation_matrix(prev_layer, layer, p_prev, p)
+    total = sum(pt.remote_counts(act, prev_plan.segment_workers(r % r_prev),
                                     plan.segment_workers(r)).sum() for r in range(r_now))
     if backward:
-        err = _part.error_matrix(prev_layer, layer, p_prev, p)
-        total += sum(_part.remote_counts(err.T, plan.segment_workers(rp % r_now),
+        err = pt.error_matrix(prev_layer, layer, p_prev, p)
+        total += sum(pt.remote_counts(err.T, plan.segment_workers(rp % r_now),
                                          prev_plan.segment_workers(rp)).sum()
                      for rp in range(r_prev))
     return int(total)

@@ -1,8 +1,9 @@
-"""Rank given configurations, and measure the spread of the whole space (seed 004 Table 1, Fig. 15).
+"""Rank given configurations, and measure the spread of the whole space.
 
 Each configuration (N_wr, N_mr, N_ps) is priced at its best per-layer plan, found
 by the dynamic program of :mod:`optimizer.dp`, so two configurations are compared
-as the optimizer would run them.
+as the optimizer would run them: the ranking of Yan et al. 2015 (Table 1) and
+the spread of their whole space (Fig. 15).
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ def space_spread(model: LayerWise, dnn: DNN, cluster: Cluster, *, machines: int 
                  epoch_samples: int | None = None) -> tuple[Ranked, Ranked, int]:
     """(best, worst, count) over every (N_ps, N_mr, N_wr) of C1, each at its best plan.
 
-    The spread of seed 004 Fig. 15 (11.88 against 218.08 minutes for
-    ImageNet-22K on 20 machines); unlike :func:`optimizer.dp.optimize` nothing
+    The spread of Yan et al. 2015, Fig. 15 (in the paper, 11.88 against 218.08
+    minutes for ImageNet-22K on 20 machines); unlike :func:`optimizer.dp.optimize` nothing
     is pruned, since the worst configurations are wanted too.
     """
     machines = cluster.machines if machines is None else machines

@@ -1,9 +1,9 @@
 """Model-agnostic search over (workers per replica, replicas, parameter servers).
 
-The layer-wise dynamic program of seed 004 (Sec. 5) lands in ``optimizer.dp``;
-this module is the outer loop every model shares: enumerate the configurations
-that fit the machine budget, estimate each with the model, rank them by an
-objective.
+The layer-wise dynamic program of Yan et al. 2015 (Sec. 5) is
+:mod:`optimizer.dp`; this module is the outer loop every model shares:
+enumerate the configurations that fit the machine budget, estimate each with
+the model, rank them by an objective (:data:`SEARCH_OBJECTIVES`).
 
 Objectives
 ----------
@@ -21,54 +21,21 @@ Objectives
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config
 
-__all__ = ["OBJECTIVES", "Candidate", "SearchResult", "candidate_configs", "search",
-           "objective_value"]
+from .results import Candidate, SearchResult
 
-OBJECTIVES = ("throughput", "time", "cost")
+__all__ = ["SEARCH_OBJECTIVES", "OBJECTIVES", "Candidate", "SearchResult", "candidate_configs",
+           "search", "objective_value"]
 
-
-@dataclass(frozen=True)
-class Candidate:
-    """One evaluated configuration with its estimate and objective value (lower is better)."""
-
-    config: Config
-    estimate: Estimate
-    score: float
-
-    def to_dict(self) -> dict:
-        """Contract fields (``n_workers``, ``n_replicas``, ``n_ps``, ``epoch_time``, ``layers``) and the estimate."""
-        out = {"n_workers": self.config.n_workers, "n_replicas": self.config.n_replicas,
-               "n_ps": self.config.n_ps, "machines": self.config.machines,
-               "epoch_time": self.estimate.epoch_time,
-               "layers": list(self.estimate.meta.get("layers", []))}
-        out.update(self.estimate.to_dict())
-        out.pop("meta", None)
-        return out
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """Outcome of a search: the best candidate, the top-k ranked, and the search cost."""
-
-    best: Candidate
-    ranked: tuple[Candidate, ...]
-    n_evaluated: int
-    seconds: float
-    objective: str
-    meta: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        """The CLI's JSON: ``{"best", "ranked", "n_evaluated", "seconds", "objective"}``."""
-        return {"best": self.best.to_dict(), "ranked": [c.to_dict() for c in self.ranked],
-                "n_evaluated": self.n_evaluated, "seconds": self.seconds,
-                "objective": self.objective}
+#: Objectives of :func:`search` (module docstring).
+SEARCH_OBJECTIVES = ("throughput", "time", "cost")
+#: Backward-compatible alias of :data:`SEARCH_OBJECTIVES` (also ``optimizer.OBJECTIVES``).
+OBJECTIVES = SEARCH_OBJECTIVES
 
 
 def objective_value(objective: str, estimate: Estimate, config: Config) -> tuple:
@@ -83,7 +50,7 @@ def objective_value(objective: str, estimate: Estimate, config: Config) -> tuple
                 config.machines)
     if objective == "cost":
         return (config.machines / estimate.throughput, -estimate.throughput)
-    raise SpecError("objective", f"must be one of {', '.join(OBJECTIVES)}; got {objective!r}")
+    raise SpecError("objective", f"must be one of {', '.join(SEARCH_OBJECTIVES)}; got {objective!r}")
 
 
 def candidate_configs(machines: int, *, servers: str = "ps", max_workers_per_replica: int = 1,

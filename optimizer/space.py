@@ -1,6 +1,6 @@
-"""The configuration space of seed 004 Fig. 7 and its constraints C1-C4, in one place.
+"""The configuration space of Yan et al. 2015 (Fig. 7) and its constraints C1-C4, in one place.
 
-A configuration Phi (seed 004 Sec. 5.1, Fig. 7) is
+A configuration Phi (Yan et al. 2015, Sec. 5.1, Fig. 7) is
 
 * the resources: N_ps parameter servers, N_mr model replicas and N_wr
   workers per replica (:class:`~perfmodel.specs.Config` fields ``n_ps``,
@@ -25,8 +25,8 @@ C4  f_l(p, h, r) = f_l(p, h', r): the H_l threads of a segment share its
 
 One rule beyond Fig. 7 (named ``"PS"`` in errors, option
 ``ps_for_replicas``): with N_mr > 1 model replicas, N_ps >= 1, because the
-replicas share their weights only through parameter servers (seed 004
-Sec. 3-4; eqs. 10-11 read weights from the servers).  The layer-wise model
+replicas share their weights only through parameter servers (Yan et al.
+2015, Sec. 3-4; eqs. 10-11 read weights from the servers).  The layer-wise model
 refuses such a configuration too (``Infeasible``).
 
 Ids are 0-based here (workers 0 .. N_wr - 1, segments p = 0 .. P_l - 1,
@@ -50,14 +50,16 @@ perfmodel.errors.ConstraintViolation: config: C1: n_ps + n_replicas * n_workers 
 
 References
 ----------
-Seed 004 (``004_6ca1a0991c6bf252.txt``): Sec. 5.1 and Fig. 7 (problem
-formulation, C1-C4), Sec. 5.2 (size of the search space).
+Yan, Ruwase, He, Chilimbi 2015, "Performance Modeling and Scalability
+Optimization of Distributed Deep Learning Systems" (KDD): Sec. 5.1 and Fig. 7
+(problem formulation, C1-C4), Sec. 5.2 (size of the search space).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from itertools import permutations
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -73,7 +75,7 @@ __all__ = [
     "mapping_count", "layer_space_size", "space_size", "paper_bound",
 ]
 
-#: Constraint ids and what they say (seed 004 Fig. 7, plus our "PS" rule).
+#: Constraint ids and what they say (Yan et al. 2015, Fig. 7, plus our "PS" rule).
 CONSTRAINTS = {
     "C1": "n_ps + n_replicas * n_workers <= machines",
     "C2": "threads of a layer <= cores of a machine",
@@ -118,7 +120,7 @@ def _where(layer_index, layer_name) -> tuple[str, str]:
 # ------------------------------------------------------------------ C1 (+ PS)
 def check_config(config: Config, cluster: Cluster | None, machines: int | None = None, *,
                  ps_for_replicas: bool = True) -> None:
-    """Check the resources (N_ps, N_mr, N_wr) of ``config`` against C1 (seed 004 Fig. 7).
+    """Check the resources (N_ps, N_mr, N_wr) of ``config`` against C1 (Yan et al. 2015, Fig. 7).
 
     Parameters
     ----------
@@ -148,7 +150,7 @@ def check_config(config: Config, cluster: Cluster | None, machines: int | None =
 
     References
     ----------
-    Seed 004 Fig. 7, constraint C1.
+    Yan et al. 2015, Fig. 7, constraint C1.
     """
     if not isinstance(config, Config):
         raise SpecError("config", f"expected a Config, got {type(config).__name__}")
@@ -206,7 +208,7 @@ def _check_workers(lp: LayerPlan, n_workers: int, where: tuple, index) -> None:
 
 def check_layer(plan_layer: LayerPlan, config: Config, cluster: Cluster, *,
                 layer_index: int | None = None, layer_name: str | None = None) -> None:
-    """Check one layer's P_l, H_l, R_l and mapping f_l against C2-C4 (seed 004 Fig. 7).
+    """Check one layer's P_l, H_l, R_l and mapping f_l against C2-C4 (Yan et al. 2015, Fig. 7).
 
     Parameters
     ----------
@@ -244,7 +246,7 @@ def check_layer(plan_layer: LayerPlan, config: Config, cluster: Cluster, *,
 
     References
     ----------
-    Seed 004 Fig. 7, constraints C2, C3 and C4.
+    Yan et al. 2015, Fig. 7, constraints C2, C3 and C4.
     """
     if not isinstance(plan_layer, LayerPlan):
         raise SpecError(_where(layer_index, None)[0],
@@ -285,7 +287,7 @@ def check_plan(plan: Plan, config: Config, cluster: Cluster, *, machines: int | 
 
     References
     ----------
-    Seed 004 Fig. 7.
+    Yan et al. 2015, Fig. 7.
     """
     check_config(config, cluster, machines, ps_for_replicas=ps_for_replicas)
     layers = plan.layers if isinstance(plan, Plan) else tuple(plan)
@@ -361,7 +363,7 @@ def layer_plan_from_mapping(mapping, config: Config | None = None, cluster: Clus
 
     References
     ----------
-    Seed 004 Fig. 7, constraint C4 (and C2, C3).
+    Yan et al. 2015, Fig. 7, constraint C4 (and C2, C3).
     """
     arr = _mapping_array(mapping)
     field, said = _where(layer_index, layer_name)
@@ -397,7 +399,7 @@ def full_mapping(plan_layer: LayerPlan) -> np.ndarray:
 
 # ------------------------------------------------------------------ enumeration
 class Resources(NamedTuple):
-    """One (N_ps, N_mr, N_wr) point of the resource space (seed 004 Fig. 7)."""
+    """One (N_ps, N_mr, N_wr) point of the resource space (Yan et al. 2015, Fig. 7)."""
 
     n_ps: int
     n_replicas: int
@@ -445,7 +447,7 @@ def resource_triples(machines: int, *, min_ps: int = 0, max_ps: int | None = Non
 
     References
     ----------
-    Seed 004 Fig. 7 (C1) and Sec. 5.2 (at most N^3 resource choices).
+    Yan et al. 2015, Fig. 7 (C1) and Sec. 5.2 (at most N^3 resource choices).
     """
     n = _integer("machines", machines, 1)
     lo = _integer("min_ps", min_ps, 0)
@@ -489,7 +491,7 @@ def layer_choices(n_workers: int, cores: int, *, max_threads: int | None = None)
 
     References
     ----------
-    Seed 004 Fig. 7 (C2, C3) and Sec. 5.2 ("up to N^2 combinations on the
+    Yan et al. 2015, Fig. 7 (C2, C3) and Sec. 5.2 ("up to N^2 combinations on the
     selection of the number of partitions and the number of replications,
     and K choices on the number of threads").
     """
@@ -511,10 +513,8 @@ def iter_layer_plans(n_workers: int, cores: int, *, max_threads: int | None = No
 
     References
     ----------
-    Seed 004 Sec. 5.2 (the K x N^2 x N! choices of one layer).
+    Yan et al. 2015, Sec. 5.2 (the K x N^2 x N! choices of one layer).
     """
-    from itertools import permutations
-
     choices = layer_choices(n_workers, cores, max_threads=max_threads)
     for p, r, h in zip(*(c.tolist() for c in choices)):
         for workers in permutations(range(n_workers), p * r):
@@ -542,7 +542,7 @@ def layer_space_size(n_workers: int, cores: int, *, mapping: bool = True,
 
     References
     ----------
-    Seed 004 Sec. 5.2: at most K x N^2 x N! per layer.
+    Yan et al. 2015, Sec. 5.2: at most K x N^2 x N! per layer.
     """
     w = _integer("n_workers", n_workers, 1)
     h = _thread_cap(cores, max_threads)
@@ -574,7 +574,7 @@ def space_size(machines: int, cores: int, n_layers: int, *, mapping: bool = True
 
     References
     ----------
-    Seed 004 Sec. 5.2; bounded by :func:`paper_bound`.
+    Yan et al. 2015, Sec. 5.2; bounded by :func:`paper_bound`.
     """
     depth = _integer("n_layers", n_layers, 1)
     per_wr = {}
@@ -589,7 +589,7 @@ def space_size(machines: int, cores: int, n_layers: int, *, mapping: bool = True
 
 
 def paper_bound(machines: int, cores: int, n_layers: int) -> int:
-    """The paper's brute-force size N^3 [K N^2 N!]^L (seed 004 Sec. 5.2), an upper bound of
+    """The paper's brute-force size N^3 [K N^2 N!]^L (Yan et al. 2015, Sec. 5.2), an upper bound of
     :func:`space_size`.
 
     >>> paper_bound(2, 1, 1)

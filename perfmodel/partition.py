@@ -1,6 +1,6 @@
-"""Connectivity of stripe-partitioned layers (seed 004 Sec. 4.1, footnote 3).
+"""Connectivity of stripe-partitioned layers (Yan et al. 2015, Sec. 4.1, footnote 3).
 
-Seed 004 cuts every layer l into P(l) *segments* and, "for clarity", assumes
+Yan et al. 2015 cut every layer l into P(l) *segments* and, "for clarity", assume
 *stripe* partitioning (footnote 3).  This module turns a pair of chained
 :class:`~perfmodel.specs.Layer` specs and their segment counts into the counts
 the layer-wise model (eqs. 5-8) and the optimizer (Sec. 5.3) need: neurons
@@ -9,6 +9,12 @@ of activations and error terms crossing segment boundaries, from which the
 remote counts A(l, p) (eq. 6) and E(l, p) (the M_b equation after eq. 7) follow
 for any segment-to-worker mapping.  Everything here is a count (no SI units);
 functions are pure and return numpy integer arrays.
+
+The public functions check their arguments.  The fast paths the optimizer's
+inner loops call many times with the same arguments, :func:`cached_segment_sizes`
+and :func:`cached_transfer_matrix` (with :func:`is_dense_pair`,
+:func:`stripe_units`, :func:`is_spatial`), skip the checks; the cached ones
+return read-only arrays.
 
 Stripes
 -------
@@ -41,7 +47,7 @@ more channels; or any reshape with the same number of elements), else
   - out size = floor or ceil of ``(H_in + 2 pad - k) / s + 1`` (ceil-mode
     pools): the plain windows above, the ones past the edge clipped;
   - conv size divisible by the out size (a pooling fused into the conv, as in
-    the zoo's seed-004 DNNs): output y reads the union of the windows of conv
+    the zoo's DNNs from Yan et al. 2015): output y reads the union of the windows of conv
     outputs ``y f .. y f + f - 1``, f = conv size / out size (non-overlapping
     f x f pooling; the window ``k + (f-1) s`` wide with stride ``f s`` when
     ``k >= s``);
@@ -88,8 +94,9 @@ array([ 0, 20,  0])
 
 References
 ----------
-Seed 004 (``004_6ca1a0991c6bf252.txt``) Sec. 4.1 (eqs. 5-8, footnote 3) and
-Sec. 5.3 (segment-to-worker mapping by bipartite matching).
+Yan, Ruwase, He, Chilimbi 2015, "Performance Modeling and Scalability
+Optimization of Distributed Deep Learning Systems" (KDD): Sec. 4.1 (eqs. 5-8,
+footnote 3) and Sec. 5.3 (segment-to-worker mapping by bipartite matching).
 """
 
 from __future__ import annotations
@@ -109,6 +116,7 @@ __all__ = [
     "stripe_bounds", "segment_sizes", "segment_weights", "segment_params",
     "activation_matrix", "error_matrix", "connection_matrix",
     "remote_counts", "remote_activations", "remote_errors", "worker_affinity",
+    "is_spatial", "stripe_units", "is_dense_pair", "cached_segment_sizes", "cached_transfer_matrix",
 ]
 
 #: Kinds whose every neuron reads every activation of the producer.
@@ -135,7 +143,24 @@ def _layer(name: str, value) -> Layer:
     return value
 
 
-def _spatial(shape) -> bool:
+def is_spatial(shape) -> bool:
+    """True when ``shape`` is spatial, ``[C, H, W]``: its stripes cut rows, not neurons.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        A layer's ``out_shape`` or ``in_shape``.
+
+    Returns
+    -------
+    bool
+        ``len(shape) == 3``.
+
+    Examples
+    --------
+    >>> is_spatial((64, 56, 56)), is_spatial((1000,))
+    (True, False)
+    """
     return len(shape) == 3
 
 
@@ -181,7 +206,7 @@ def stripe_bounds(n: int, parts: int) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1, footnote 3 (stripe partitioning).
+    Yan et al. 2015, Sec. 4.1, footnote 3 (stripe partitioning).
     """
     n = _count("n", n, 0)
     parts = _count("parts", parts, 1)
@@ -189,10 +214,28 @@ def stripe_bounds(n: int, parts: int) -> np.ndarray:
     return np.stack([edges[:-1], edges[1:]], axis=1)
 
 
-def _units(layer: Layer) -> int:
-    """Rows (spatial out_shape) or neurons (any other) along which stripes cut."""
+def stripe_units(layer: Layer) -> int:
+    """Rows (spatial ``out_shape``) or neurons (any other) along which the stripes of ``layer`` cut.
+
+    A P above this count leaves empty stripes (module docstring).  No
+    argument check: ``layer`` must be a :class:`~perfmodel.specs.Layer`.
+
+    Parameters
+    ----------
+    layer : Layer
+
+    Returns
+    -------
+    int
+        ``H`` of a ``[C, H, W]`` out_shape, else the product of the out_shape.
+
+    Examples
+    --------
+    >>> stripe_units(Layer(name="c", kind="conv", out_shape=(4, 6, 5)))
+    6
+    """
     shape = layer.out_shape
-    return shape[1] if _spatial(shape) else math.prod(shape)
+    return shape[1] if is_spatial(shape) else math.prod(shape)
 
 
 def _split(total: int, units: int, parts: int) -> np.ndarray:
@@ -221,10 +264,10 @@ def segment_sizes(layer: Layer, parts: int) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1, eq. 5 (N_neuron(l, p)), footnote 3.
+    Yan et al. 2015, Sec. 4.1, eq. 5 (N_neuron(l, p)), footnote 3.
     """
     layer = _layer("layer", layer)
-    return _split(layer.neurons, _units(layer), _count("parts", parts, 1))
+    return _split(layer.neurons, stripe_units(layer), _count("parts", parts, 1))
 
 
 def segment_weights(layer: Layer, parts: int) -> np.ndarray:
@@ -249,10 +292,10 @@ def segment_weights(layer: Layer, parts: int) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1, eqs. 5 and 8 (W(l, p)).
+    Yan et al. 2015, Sec. 4.1, eqs. 5 and 8 (W(l, p)).
     """
     layer = _layer("layer", layer)
-    return _split(layer.connections, _units(layer), _count("parts", parts, 1))
+    return _split(layer.connections, stripe_units(layer), _count("parts", parts, 1))
 
 
 def segment_params(layer: Layer, parts: int) -> np.ndarray:
@@ -277,13 +320,13 @@ def segment_params(layer: Layer, parts: int) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1 (weights stay with their segment: no weight traffic in
+    Yan et al. 2015, Sec. 4.1 (weights stay with their segment: no weight traffic in
     model parallelism) and Sec. 4.2 (cache effects of partitioning).
     """
     layer = _layer("layer", layer)
     parts = _count("parts", parts, 1)
-    units = _units(layer)
-    if _spatial(layer.out_shape):
+    units = stripe_units(layer)
+    if is_spatial(layer.out_shape):
         return np.where(np.diff(stripe_bounds(units, parts), axis=1)[:, 0] > 0,
                         int(layer.weights), 0)
     return _split(layer.weights, units, parts)
@@ -367,9 +410,7 @@ def _hit_counts(start, end, out_bounds, in_bounds) -> np.ndarray:
 def _windowed(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
     (c_in, h_in, w_in), (c_out, h_out, w_out) = prev.out_shape, layer.out_shape
     rows = _windows(layer, 0, h_in, h_out)
-    cols = _windows(layer, 1, w_in, w_out)
     in_b, out_b = _stripes(h_in, p_prev), _stripes(h_out, p)
-    whole = _stripes(w_out, 1)
     if errors:
         n_cols = _column_hits(layer, w_in, w_out)
         return _hit_counts(*rows, out_b, in_b) * c_out * n_cols
@@ -421,32 +462,56 @@ def _flat_in_rows(shape, rows: np.ndarray, flat: np.ndarray) -> np.ndarray:
 
 def _one_to_one(prev: Layer, layer: Layer, p_prev: int, p: int, dense) -> np.ndarray:
     src, dst = tuple(prev.out_shape), tuple(layer.out_shape)
-    a, b = stripe_bounds(_units(prev), p_prev), stripe_bounds(_units(layer), p)
-    if _spatial(src) and _spatial(dst) and src[1:] == dst[1:] and src[0] <= dst[0]:
+    a, b = stripe_bounds(stripe_units(prev), p_prev), stripe_bounds(stripe_units(layer), p)
+    if is_spatial(src) and is_spatial(dst) and src[1:] == dst[1:] and src[0] <= dst[0]:
         return _overlap(a, b) * src[0] * src[2]
     if math.prod(src) != math.prod(dst):
         return dense()
-    if _spatial(src) and not _spatial(dst):
+    if is_spatial(src) and not is_spatial(dst):
         return _flat_in_rows(src, a, b)
-    if _spatial(dst) and not _spatial(src):
+    if is_spatial(dst) and not is_spatial(src):
         return _flat_in_rows(dst, b, a).T
-    if not _spatial(src) and not _spatial(dst):
+    if not is_spatial(src) and not is_spatial(dst):
         return _overlap(a, b)
     return dense()
 
 
 # ------------------------------------------------------------------ matrices
 def _dense(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
-    src, dst = _sizes(prev, p_prev), _sizes(layer, p)
+    src, dst = cached_segment_sizes(prev, p_prev), cached_segment_sizes(layer, p)
     if errors:
         return (src[:, None] > 0) * dst[None, :]
     return src[:, None] * (dst[None, :] > 0)
 
 
 @functools.lru_cache(maxsize=65536)
-def _matrix(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
-    """The connection counts, cached (the optimizer asks for the same pairs many times) and
-    read-only so that no caller can change the cached copy."""
+def cached_transfer_matrix(prev: Layer, layer: Layer, p_prev: int, p: int,
+                           errors: bool) -> np.ndarray:
+    """:func:`activation_matrix` or :func:`error_matrix` without argument checks, cached.
+
+    The fast path for callers that ask for the same pairs many times (the
+    optimizer's dynamic program): the arguments are trusted, and the result
+    is cached and read-only, so that no caller can change the cached copy.
+
+    Parameters
+    ----------
+    prev, layer : Layer
+        Producer and consumer (layers l-1 and l).
+    p_prev, p : int
+        Their segment counts, each >= 1 (not checked).
+    errors : bool
+        False: ``activation_matrix(prev, layer, p_prev, p)``; True:
+        ``error_matrix(prev, layer, p_prev, p)``.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (p_prev, p), read-only
+
+    Raises
+    ------
+    SpecError
+        Shapes that do not chain.
+    """
     out = np.asarray(_matrix_uncached(prev, layer, p_prev, p, errors))
     out.setflags(write=False)
     return out
@@ -457,31 +522,74 @@ def _matrix_uncached(prev: Layer, layer: Layer, p_prev: int, p: int, errors: boo
     dense = (lambda: _dense(prev, layer, p_prev, p, errors))
     if layer.kind in ONE_TO_ONE_KINDS:
         return _one_to_one(prev, layer, p_prev, p, dense)
-    if (layer.kind in WINDOWED_KINDS and _spatial(layer.out_shape)
-            and _spatial(in_shape) and tuple(prev.out_shape) == in_shape):
+    if (layer.kind in WINDOWED_KINDS and is_spatial(layer.out_shape)
+            and is_spatial(in_shape) and tuple(prev.out_shape) == in_shape):
         return _windowed(prev, layer, p_prev, p, errors)
     return dense()
 
 
 @functools.lru_cache(maxsize=4096)
-def _dense_pair(prev: Layer, layer: Layer) -> bool:
-    """True when :func:`_matrix` of (prev, layer) is :func:`_dense` for every segment count.
+def is_dense_pair(prev: Layer, layer: Layer) -> bool:
+    """True when ``layer`` reads ``prev`` densely, whatever the segment counts.
 
-    The same branch test as :func:`_matrix_uncached`, without building a matrix
-    (the optimizer prices dense pairs in closed form).  ``one-to-one`` kinds,
-    which fall back to dense only for some shapes, answer False (conservative).
+    Dense: every consumer neuron reads every producer activation, so the
+    connection matrices depend only on the segment sizes (the optimizer
+    prices such pairs in closed form).  The same branch test as the matrices
+    use, without building one; ``one-to-one`` kinds, which fall back to dense
+    only for some shapes, answer False (conservative).  Cached; no argument
+    check beyond the chaining of the shapes.
+
+    Parameters
+    ----------
+    prev, layer : Layer
+        Producer and consumer (layers l-1 and l).
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    SpecError
+        Shapes that do not chain.
+
+    Examples
+    --------
+    >>> conv = Layer(name="c", kind="conv", out_shape=(4, 6, 5))
+    >>> is_dense_pair(conv, Layer(name="fc", kind="fc", in_shape=(4, 6, 5), out_shape=(10,)))
+    True
     """
     in_shape = _chain(prev, layer)
     if layer.kind in ONE_TO_ONE_KINDS:
         return False
-    return not (layer.kind in WINDOWED_KINDS and _spatial(layer.out_shape)
-                and _spatial(in_shape) and tuple(prev.out_shape) == in_shape)
+    return not (layer.kind in WINDOWED_KINDS and is_spatial(layer.out_shape)
+                and is_spatial(in_shape) and tuple(prev.out_shape) == in_shape)
 
 
 @functools.lru_cache(maxsize=65536)
-def _sizes(layer: Layer, parts: int) -> np.ndarray:
-    """:func:`segment_sizes` without the argument checks, cached and read-only."""
-    out = _split(layer.neurons, _units(layer), parts)
+def cached_segment_sizes(layer: Layer, parts: int) -> np.ndarray:
+    """:func:`segment_sizes` without the argument checks, cached and read-only.
+
+    The fast path for callers that ask for the same counts many times (the
+    optimizer's dynamic program).
+
+    Parameters
+    ----------
+    layer : Layer
+    parts : int
+        P(l) >= 1 (not checked).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (parts,), read-only
+        Neurons N_neuron(l, p) of each stripe.
+
+    Examples
+    --------
+    >>> cached_segment_sizes(Layer(name="fc", kind="fc", out_shape=(10,)), 4)
+    array([2, 3, 2, 3])
+    """
+    out = _split(layer.neurons, stripe_units(layer), parts)
     out.setflags(write=False)
     return out
 
@@ -515,11 +623,11 @@ def activation_matrix(prev: Layer, layer: Layer, p_prev: int, p: int) -> np.ndar
 
     References
     ----------
-    Seed 004 Sec. 4.1.1, eq. 6 (A(l, p)); footnote 3 (stripes).
+    Yan et al. 2015, Sec. 4.1.1, eq. 6 (A(l, p)); footnote 3 (stripes).
     """
     prev, layer = _layer("prev", prev), _layer("layer", layer)
     p_prev, p = _count("p_prev", p_prev, 1), _count("p", p, 1)
-    return _matrix(prev, layer, p_prev, p, errors=False)
+    return cached_transfer_matrix(prev, layer, p_prev, p, errors=False)
 
 
 def error_matrix(layer: Layer, next_layer: Layer, p: int, p_next: int) -> np.ndarray:
@@ -550,19 +658,19 @@ def error_matrix(layer: Layer, next_layer: Layer, p: int, p_next: int) -> np.nda
 
     References
     ----------
-    Seed 004 Sec. 4.1.2, eq. 7 and the M_b equation (E(l, p)).
+    Yan et al. 2015, Sec. 4.1.2, eq. 7 and the M_b equation (E(l, p)).
     """
     layer, next_layer = _layer("layer", layer), _layer("next_layer", next_layer)
     p, p_next = _count("p", p, 1), _count("p_next", p_next, 1)
-    return _matrix(layer, next_layer, p, p_next, errors=True)
+    return cached_transfer_matrix(layer, next_layer, p, p_next, errors=True)
 
 
 def connection_matrix(prev: Layer, layer: Layer, p_prev: int, p: int, *,
                       backward: bool = True) -> np.ndarray:
     """Traffic saved per sample by co-locating segment i of ``prev`` with segment j of ``layer``.
 
-    The weight the optimizer's maximum-weight bipartite matching (seed 004
-    Sec. 5.3) maximizes: activations i sends to j in the forward pass plus,
+    The weight the optimizer's maximum-weight bipartite matching (Yan et al.
+    2015, Sec. 5.3) maximizes: activations i sends to j in the forward pass plus,
     with ``backward=True``, the error terms j sends back to i.  Both flows
     vanish from the network when i and j share a worker, so minimizing remote
     connections is maximizing the matched weight.  Use :func:`worker_affinity`
@@ -585,7 +693,7 @@ def connection_matrix(prev: Layer, layer: Layer, p_prev: int, p: int, *,
 
     References
     ----------
-    Seed 004 Sec. 5.3 (segment-worker mapping, bipartite matching); eqs. 6-7.
+    Yan et al. 2015, Sec. 5.3 (segment-worker mapping, bipartite matching); eqs. 6-7.
     """
     saved = activation_matrix(prev, layer, p_prev, p)
     return saved + error_matrix(prev, layer, p_prev, p) if backward else saved
@@ -626,7 +734,7 @@ def remote_counts(matrix, src_workers, dst_workers) -> np.ndarray:
 
     References
     ----------
-    Seed 004 Sec. 4.1, eq. 6 (A(l, p)) and the M_b equation (E(l, p)).
+    Yan et al. 2015, Sec. 4.1, eq. 6 (A(l, p)) and the M_b equation (E(l, p)).
     """
     mat = np.asarray(matrix)
     if mat.ndim != 2:
@@ -653,7 +761,7 @@ def remote_activations(prev: Layer, layer: Layer, prev_workers, workers) -> np.n
 
     References
     ----------
-    Seed 004 Sec. 4.1.1, eq. 6.
+    Yan et al. 2015, Sec. 4.1.1, eq. 6.
     """
     prev_workers = _workers("prev_workers", prev_workers)
     workers = _workers("workers", workers)
@@ -678,7 +786,7 @@ def remote_errors(layer: Layer, next_layer: Layer, workers, next_workers) -> np.
 
     References
     ----------
-    Seed 004 Sec. 4.1.2 (M_b, E(l, p)).
+    Yan et al. 2015, Sec. 4.1.2 (M_b, E(l, p)).
     """
     workers = _workers("workers", workers)
     next_workers = _workers("next_workers", next_workers)
@@ -715,7 +823,7 @@ def worker_affinity(matrix, src_workers, n_workers: int | None = None) -> np.nda
 
     References
     ----------
-    Seed 004 Sec. 5.3 (maximum weighted bipartite matching).
+    Yan et al. 2015, Sec. 5.3 (maximum weighted bipartite matching).
     """
     mat = np.asarray(matrix)
     if mat.ndim != 2:

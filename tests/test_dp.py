@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from optimizer import dp, exhaustive
+from optimizer import dp, exhaustive, plans
 from optimizer.space import check_plan, resource_triples
 from perfmodel import zoo
 from perfmodel.errors import SpecError
@@ -66,7 +66,7 @@ models = st.builds(LayerWise, mw_position=st.floats(0, 1), working_set=st.just("
 def test_dynamic_program_equals_brute_force(dnn, cluster, model, triple):
     n_ps, n_mr, n_wr = triple
     config = Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=1000)
-    pairs, threads = dp._state_space(config, cluster, None)
+    pairs, threads = plans.state_space(config, cluster, None)
     assume((len(pairs) * len(threads)) ** len(dnn.layers) <= 300)
     result = dp.solve(dp.Pricer(model, dnn, cluster), config)
     brute, _, _ = exhaustive.best_plan(model, dnn, cluster, config)
@@ -144,7 +144,7 @@ def _reference_items(pricer, l, prev, cur):
 
     before = dp.canonical_plan(*prev)
     after = map_layer(pricer.dnn.layers[l - 1], pricer.dnn.layers[l], before, cur[0], cur[1], 1,
-                      dp._used_workers(prev, cur))
+                      plans.used_workers(prev, cur))
     plan = pricer._plan_with(**{str(l - 1): before, str(l): after})
     a, _ = lw._segment_traffic(pricer.dnn, l, plan)
     _, e = lw._segment_traffic(pricer.dnn, l - 1, plan)
@@ -157,7 +157,7 @@ def test_pricing_equals_map_layer(dnn, cluster, n_workers):
     """Closed form, greedy look-ahead and matching give map_layer's items (and mapping)."""
     assume(len(dnn.layers) >= 2)
     pricer = dp.Pricer(LayerWise(working_set="layer"), dnn, cluster)
-    pairs, _ = dp._state_space(Config(n_workers=n_workers, n_replicas=1, n_ps=1), cluster, None)
+    pairs, _ = plans.state_space(Config(n_workers=n_workers, n_replicas=1, n_ps=1), cluster, None)
     for l in range(1, len(dnn.layers)):
         a, e = pricer.item_matrix(l, pairs, pairs)       # vectorized path (closed form in bulk)
         a_lb, e_lb = pricer.item_bounds(l, pairs, pairs)  # rule 4's bounds hold
@@ -264,7 +264,7 @@ def test_pricing_on_imagenet22k_layers():
     conv -> fc, fc -> softmax), with layer replicas, against map_layer."""
     pricer = dp.Pricer(LayerWise(working_set="layer"), zoo.load("adam-imagenet22k"),
                        zoo.cluster("yan2015"))
-    pairs, _ = dp._state_space(Config(n_workers=12, n_replicas=1, n_ps=1), pricer.cluster, None)
+    pairs, _ = plans.state_space(Config(n_workers=12, n_replicas=1, n_ps=1), pricer.cluster, None)
     rng = np.random.default_rng(0)
     for l in range(1, len(pricer.dnn.layers)):
         a, e = pricer.item_matrix(l, pairs, pairs)
