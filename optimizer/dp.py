@@ -242,8 +242,8 @@ class Pricer:
         key = (l, p)
         if key not in self._compute:
             plan = self._plan_with(**{str(l): canonical_plan(p, 1)})
-            ws = self.layer_model._layer_working_set(self.dnn, l, plan, self.cluster)
-            c = self.layer_model._muladd(self.dnn, l, plan, self.cluster, ws)
+            ws = self.layer_model.layer_working_set(self.dnn, l, plan, self.cluster)
+            c = self.layer_model.layer_muladd_time(self.dnn, l, plan, self.cluster, ws)
             costs = lw.layer_costs(self.dnn, l, plan, self.cluster, 1, c_muladd=c)
             self._compute[key] = costs.U_f + costs.U_b + costs.U_w
         return self._compute[key]
@@ -279,7 +279,7 @@ class Pricer:
 
         weights_in, neurons = split(layer.connections), split(layer.neurons)
         share = neurons / max(layer.neurons, 1)
-        weights_out = lw._next_connections(dnn, l) * share
+        weights_out = lw.next_layer_connections(dnn, l) * share
         if pt.is_spatial(layer.out_shape):
             params = np.maximum.reduceat(np.where(neurons > 0, int(layer.weights), 0), first)
         else:

@@ -96,7 +96,7 @@ __all__ = [
     "thread_latency", "weight_read_time_max", "weight_read_time_min", "weight_read_time",
     "weight_read_terms_max", "weight_read_terms_min",
     "epoch_time", "muladd_time", "LayerPlan", "Plan", "default_plan", "LayerCosts",
-    "layer_costs", "LayerWise", "producer_index",
+    "layer_costs", "LayerWise", "producer_index", "next_layer_connections",
 ]
 
 #: Components of T_epoch (seed 004 Sec. 4): per-sample U_f, M_f, U_b, M_b, U_w and M_w.
@@ -422,7 +422,7 @@ def _remote(matrix: np.ndarray, src_workers: np.ndarray, dst_workers: np.ndarray
     return (matrix * other).sum(axis=0)
 
 
-def _next_connections(dnn: DNN, index: int) -> float:
+def next_layer_connections(dnn: DNN, index: int) -> float:
     """Connections from the layers that consume layer ``index`` (W'(l) summed over segments)."""
     name = dnn.layers[index].name
     total = 0.0
@@ -440,7 +440,7 @@ def layer_costs(dnn: DNN, index: int, plan: Plan, cluster: Cluster, n_replicas: 
     weights_in = _part.segment_weights(layer, p)
     neurons = _part.segment_sizes(layer, p)
     share = neurons / max(layer.neurons, 1)
-    weights_out = _next_connections(dnn, index) * share
+    weights_out = next_layer_connections(dnn, index) * share
     c_interf = float(interference_factor(lp.threads, cluster.interference))
     u_f = c_interf * feedforward_compute_time(weights_in, neurons, c_muladd, cluster.c_act or 0.0)
     u_b = c_interf * backprop_compute_time(weights_out, neurons, c_muladd, cluster.c_err or 0.0)
@@ -593,8 +593,9 @@ class LayerWise:
                   for l in dnn.layers]
         return np.asarray(counts, dtype=float) * cluster.weight_bytes
 
-    def _muladd(self, dnn: DNN, index: int, plan: Plan, cluster: Cluster,
-                working_set: float) -> float:
+    def layer_muladd_time(self, dnn: DNN, index: int, plan: Plan, cluster: Cluster,
+                          working_set: float) -> float:
+        """C_muladd of layer ``index`` given its working set (see :func:`muladd_time`)."""
         layer = dnn.layers[index]
         streaming = layer.weights > 0 and layer.connections / layer.weights < self.reuse_threshold
         return muladd_time(cluster.c_muladd, cluster.c_muladd_mem, cluster.cache_bytes,
@@ -609,7 +610,7 @@ class LayerWise:
                 np.add.at(held, lp.segment_workers(r), params)
         return float(held.max())
 
-    def _layer_working_set(self, dnn: DNN, index: int, plan: Plan, cluster: Cluster) -> float:
+    def layer_working_set(self, dnn: DNN, index: int, plan: Plan, cluster: Cluster) -> float:
         """Bytes of layer ``index``'s weights held by one worker (its busiest one)."""
         layer, lp = dnn.layers[index], plan.layers[index]
         params = _part.segment_params(layer, lp.partitions) * cluster.weight_bytes
@@ -662,11 +663,11 @@ class LayerWise:
     def layer_table(self, dnn: DNN, cluster: Cluster, config: Config, plan: Plan) -> list[LayerCosts]:
         """Per-layer costs of ``plan`` (slowest segment of each layer)."""
         if self.working_set == "layer":
-            sets = [self._layer_working_set(dnn, i, plan, cluster) for i in range(len(dnn.layers))]
+            sets = [self.layer_working_set(dnn, i, plan, cluster) for i in range(len(dnn.layers))]
         else:
             sets = [self._working_set(dnn, plan, cluster)] * len(dnn.layers)
         return [layer_costs(dnn, i, plan, cluster, config.n_replicas,
-                            c_muladd=self._muladd(dnn, i, plan, cluster, sets[i]))
+                            c_muladd=self.layer_muladd_time(dnn, i, plan, cluster, sets[i]))
                 for i in range(len(dnn.layers))]
 
     def evaluate(self, dnn: DNN, cluster: Cluster, config: Config, plan: Plan) -> Estimate:
