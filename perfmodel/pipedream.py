@@ -57,13 +57,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from .errors import SpecError
 from .io import read_text
 from .specs import Profile
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "REPOSITORY", "COMMIT", "PipeDreamNode", "PipeDreamGraph", "LayerTable",
@@ -263,6 +266,8 @@ class PipeDreamGraph:
 
     def to_networkx(self) -> nx.DiGraph:
         """A new ``networkx.DiGraph`` with the node fields as node attributes."""
+        import networkx as nx  # heavy: only when a graph is built
+
         g = nx.DiGraph()
         for n in self.topological:
             g.add_node(n.id, op=n.op, kind=n.kind, t_forward=n.t_forward,
@@ -278,6 +283,8 @@ def _natural_key(node_id: str):
 
 
 def _topological_order(nodes, edges) -> tuple:
+    import networkx as nx  # heavy: only when a graph is parsed
+
     g = nx.DiGraph()
     g.add_nodes_from(n.id for n in nodes)
     g.add_edges_from(edges)
