@@ -128,52 +128,54 @@ def _type_checking(node: ast.If) -> bool:
     return "TYPE_CHECKING" in ast.unparse(node.test)
 
 
+def _visit(node, late: bool, ctx: dict, found: Findings) -> None:
+    """Record the imports, dynamic imports and private names under ``node``."""
+    name, is_package, modules, aliases = (ctx["name"], ctx["is_package"], ctx["modules"],
+                                          ctx["aliases"])
+    if isinstance(node, ast.If) and _type_checking(node):
+        return
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        late = True
+    if isinstance(node, ast.Import):
+        for a in node.names:
+            target = _own(a.name, modules)
+            if target:
+                found.imports.append(Import(name, target, node.lineno, late))
+                if a.asname:
+                    aliases[a.asname] = target
+    elif isinstance(node, ast.ImportFrom):
+        base = _resolve(name, is_package, node)
+        for a in node.names:
+            sub = f"{base}.{a.name}"
+            if sub in modules:      # a module: `from . import io`
+                found.imports.append(Import(name, sub, node.lineno, late))
+                aliases[a.asname or a.name] = sub
+            elif _own(base, modules):
+                target = _own(base, modules)
+                found.imports.append(Import(name, target, node.lineno, late, (a.name,)))
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    found.private.append((name, node.lineno, f"{target}.{a.name}"))
+    elif isinstance(node, ast.Call):
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called == "import_module":
+            found.dynamic.append((name, node.lineno))
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        target = aliases.get(node.value.id)
+        if (target and target != name and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            found.private.append((name, node.lineno, f"{target}.{node.attr}"))
+    for child in ast.iter_child_nodes(node):
+        _visit(child, late, ctx, found)
+
+
 def scan(sources: dict[str, tuple[str, bool]]) -> Findings:
     """Imports, dynamic imports and private-name uses of every module in ``sources``."""
     found = Findings()
-    modules = set(sources)
     for name, (source, is_package) in sources.items():
-        tree = ast.parse(source)
-        aliases: dict[str, str] = {}   # local name -> our module it is bound to
-
-        def visit(node, late: bool) -> None:
-            if isinstance(node, ast.If) and _type_checking(node):
-                return
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                late = True
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    target = _own(a.name, modules)
-                    if target:
-                        found.imports.append(Import(name, target, node.lineno, late))
-                        if a.asname:
-                            aliases[a.asname] = target
-            elif isinstance(node, ast.ImportFrom):
-                base = _resolve(name, is_package, node)
-                for a in node.names:
-                    sub = f"{base}.{a.name}"
-                    if sub in modules:      # a module: `from . import io`
-                        found.imports.append(Import(name, sub, node.lineno, late))
-                        aliases[a.asname or a.name] = sub
-                    elif _own(base, modules):
-                        target = _own(base, modules)
-                        found.imports.append(Import(name, target, node.lineno, late, (a.name,)))
-                        if a.name.startswith("_") and not a.name.startswith("__"):
-                            found.private.append((name, node.lineno, f"{target}.{a.name}"))
-            elif isinstance(node, ast.Call):
-                func = node.func
-                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if called == "import_module":
-                    found.dynamic.append((name, node.lineno))
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                target = aliases.get(node.value.id)
-                if (target and target != name and node.attr.startswith("_")
-                        and not node.attr.startswith("__")):
-                    found.private.append((name, node.lineno, f"{target}.{node.attr}"))
-            for child in ast.iter_child_nodes(node):
-                visit(child, late)
-
-        visit(tree, False)
+        ctx = {"name": name, "is_package": is_package, "modules": set(sources),
+               "aliases": {}}   # aliases: local name -> our module it is bound to
+        _visit(ast.parse(source), False, ctx, found)
     return found
 
 
@@ -298,6 +300,25 @@ def test_checker_catches_a_reference_importing_what_it_checks():
     found = scan(sources)
     assert cycles(import_graph(found, sources)) == [["optimizer.dp", "optimizer.exhaustive"]]
     assert found.private == [("optimizer.exhaustive", 1, "optimizer.dp._state_space")]
+
+
+def test_checker_catches_two_modules_reaching_into_each_other():
+    # the selection and the tunables each imported the other's private helpers
+    sources = _sources(perfmodel__select="def f():\n    from .tuning import _measured_profile\n",
+                       perfmodel__tuning="def g():\n    from .select import _band_values\n")
+    found = scan(sources)
+    assert cycles(import_graph(found, sources)) == [["perfmodel.select", "perfmodel.tuning"]]
+    assert len(found.private) == 2
+
+
+def test_checker_catches_a_dispatcher_cycle_inside_a_package():
+    sources = {"perfmodel.placement": ("from .strategies import place\n", True),
+               "perfmodel.placement.strategies": (
+                   "def place(name):\n    from .optimize import optimize_placement\n", False),
+               "perfmodel.placement.optimize": ("from .strategies import colocated\n", False)}
+    found = scan(sources)
+    assert ["perfmodel.placement.optimize", "perfmodel.placement.strategies"] in \
+        cycles(import_graph(found, sources))
 
 
 def test_checker_catches_a_private_helper_reached_through_a_module_alias():
