@@ -1,16 +1,17 @@
 """Baselines from the literature, behind perfmodel's estimate interface.
 
-So that users can compare seed 003's models with what came before them:
+So that users can compare Li et al. 2022's models with what came before them:
 
 * :class:`LinAsync` -- Lin et al.'s queueing model of Async-SGD (MASCOTS'18,
-  seed 000 ref. [10], seed 003 ref. [21]): the closed network of seed 003
-  Fig. 5 solved by MVA with the phase durations of a one-worker profile, and
-  *no* overlap correction (eq. 6 came later, in seed 003);
+  Li et al. 2020 ref. [10], Li et al. 2022 ref. [21]): the closed network of
+  Li et al. 2022, Fig. 5 solved by MVA with the phase durations of a
+  one-worker profile, and *no* overlap correction (eq. 6 came later, in
+  Li et al. 2022);
 * :func:`cynthia_throughput` and :class:`Cynthia` -- the formula of Cynthia
-  (ICPP'19) quoted in seed 000 Sec. 1:
+  (ICPP'19) quoted in Li et al. 2020, Sec. 1:
   ``W K / (T_P max(1, W U_1) + 2 T_C)``;
 * :func:`optimus_speed`, :func:`fit_optimus` and :class:`Optimus` -- the
-  black-box speed functions of Optimus (EuroSys'18, seed 003 ref. [26]),
+  black-box speed functions of Optimus (EuroSys'18, Li et al. 2022 ref. [26]),
   fitted with scipy from measurements:
   sync ``1 / (a M/w + b + c w/p + d w + e p)``, async
   ``w / (a + b w/p + c w + d p)``.
@@ -21,10 +22,13 @@ Estimate``, with K (``w``) = ``config.n_replicas`` and ``p`` = ``config.n_ps``.
 
 References
 ----------
-Seed 000 (``000_cda5e38913b29ee8.txt``) Sec. 1 (Lin et al. [10], Cynthia
-[24] and its formula), Sec. 4.4 (the comparison and the halved-T_C variant of
-Cynthia); seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.1, 2.1.2 ([21]'s
-profiling), Sec. 5 (Optimus [26], Cynthia [37]).
+Li, Yan, Paolieri, Golubchik. Throughput Prediction of Asynchronous SGD in
+TensorFlow. ICPE, 2020.  Sec. 1 (Lin et al. [10], Cynthia [24] and its
+formula), Sec. 4.4 (the comparison and the halved-T_C variant of Cynthia).
+
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 2.1, 2.1.2 ([21]'s profiling), Sec. 5 (Optimus [26],
+Cynthia [37]).
 """
 
 from __future__ import annotations
@@ -59,18 +63,18 @@ __all__ = [
 class LinAsync:
     """Lin et al.'s queueing model of Async-SGD, without overlap.
 
-    The network of seed 003 Fig. 5 (downlink, compute, uplink, update as a
+    The network of Li et al. 2022, Fig. 5 (downlink, compute, uplink, update as a
     strict sequence) solved by exact MVA, with the durations of a one-worker
     profile as service times.  Lin et al. measured the link durations directly
     (tcpdump) and took compute and update as the gaps between transmissions
-    (seed 003 Sec. 2.1.2); give those as ``t_downlink``/``t_uplink`` (seconds
-    for the whole model with one server), otherwise ``M / B`` is used.
+    (Li et al. 2022, Sec. 2.1.2); give those as ``t_downlink``/``t_uplink``
+    (seconds for the whole model with one server), otherwise ``M / B`` is used.
 
     Parameters
     ----------
     discipline : {"hybrid", "ps", "fcfs"}
-        Link discipline.  Our seeds do not say which one [21] used; the
-        default is seed 003's hybrid (eq. 5).
+        Link discipline.  Neither paper of Li et al. says which one [21] used; the
+        default is Li et al. 2022's hybrid (eq. 5).
     rho_threshold : float
         rho_T of eq. 5 (default 0.6).
     t_downlink, t_uplink : float or None, s
@@ -89,7 +93,7 @@ class LinAsync:
     ----------
     S.-H. Lin, M. Paolieri, C.-F. Chou, L. Golubchik, "A model-based approach
     to streamlining distributed training for asynchronous SGD", MASCOTS 2018
-    (seed 000 [10], seed 003 [21]); seed 003 Sec. 2.1 eqs. 1-5.
+    (Li et al. 2020 [10], Li et al. 2022 [21]); Li et al. 2022, Sec. 2.1 eqs. 1-5.
 
     Examples
     --------
@@ -147,7 +151,7 @@ class LinAsync:
 
 
 # --------------------------------------------------------------------------
-# Cynthia (ICPP'19), as quoted by seed 000
+# Cynthia (ICPP'19), as quoted by Li et al. 2020
 # --------------------------------------------------------------------------
 
 def _cynthia_terms(t_process, t_comm, workers, utilization, split_links, n_ps):
@@ -186,10 +190,10 @@ def cynthia_throughput(t_process, t_comm, workers, batch_size=1, utilization=Non
         K, samples per batch (1: the result is in steps/s).
     utilization : float or array_like or None
         U_1, the network utilization measured with a single worker, in [0, 1].
-        Default (our reading, the seeds do not define it further): the fraction
+        Default (our reading, Li et al. 2020 do not define it further): the fraction
         of a one-worker step spent transmitting, ``2 T_C / (T_P + 2 T_C)``.
     split_links : bool
-        Seed 000's modification: halve T_C (separate uplink and downlink),
+        Li et al. 2020's modification: halve T_C (separate uplink and downlink),
         which also lowers the default U_1.
     n_ps : int or array_like
         Servers sharing the load: ``W U_1`` becomes ``W U_1 / n_ps`` (our
@@ -207,7 +211,7 @@ def cynthia_throughput(t_process, t_comm, workers, batch_size=1, utilization=Non
 
     References
     ----------
-    Seed 000 Sec. 1 (formula), Sec. 4.4 (halved T_C); H. Zheng et al.,
+    Li et al. 2020, Sec. 1 (formula), Sec. 4.4 (halved T_C); H. Zheng et al.,
     "Cynthia: cost-efficient cloud resource provisioning for predictable
     distributed DNN training", ICPP 2019.
 
@@ -235,7 +239,7 @@ class Cynthia:
         Measured one-worker network utilization U_1 (default: computed, see
         :func:`cynthia_throughput`).
     split_links : bool
-        Seed 000's variant with T_C halved.
+        Li et al. 2020's variant with T_C halved.
 
     Notes
     -----
@@ -359,7 +363,7 @@ def optimus_speed(coefficients, workers, n_ps, mode="sync", global_batch=None):
     References
     ----------
     Y. Peng et al., "Optimus: an efficient dynamic resource scheduler for deep
-    learning clusters", EuroSys 2018, Sec. 3.2 (seed 003 ref. [26]).
+    learning clusters", EuroSys 2018, Sec. 3.2 (Li et al. 2022 ref. [26]).
 
     Examples
     --------
@@ -413,7 +417,7 @@ def fit_optimus(workers, n_ps, speed, mode="sync", global_batch=None) -> "Optimu
 
     References
     ----------
-    Optimus (EuroSys 2018) Sec. 3.2; issue 5 item 6.
+    Optimus (EuroSys 2018) Sec. 3.2.
 
     Examples
     --------

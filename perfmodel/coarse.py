@@ -1,4 +1,4 @@
-"""Coarse-grained models of synchronous SGD (seed 003 Sec. 3.1, eqs. 7-11).
+"""Coarse-grained models of synchronous SGD (Li et al. 2022, Sec. 3.1, eqs. 7-11).
 
 Two levels, as everywhere in perfmodel:
 
@@ -15,7 +15,7 @@ Two levels, as everywhere in perfmodel:
 
 Phases of a parameter-server step, in time order: ``downlink`` (pull of the
 model), ``forward``, ``backward``, ``uplink`` (push of the gradients),
-``update`` (on the server).  With ``overlap=True`` (seed 003 eq. 10) the
+``update`` (on the server).  With ``overlap=True`` (Li et al. 2022, eq. 10) the
 downlink runs alongside the forward pass and the uplink alongside the backward
 pass, so only the longer of each pair is on the critical path: that one is
 reported with its full duration and the hidden one as 0 s (ties count as
@@ -44,7 +44,8 @@ array([0.47, 0.59, 0.83])
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``) Sec. 3.1, eqs. 7-11; Sec. 4.4.
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 3.1, eqs. 7-11; Sec. 4.4.
 """
 
 from __future__ import annotations
@@ -73,9 +74,9 @@ __all__ = [
     "SyncCoarse", "AllReduceCoarse", "LockStep",
 ]
 
-#: Link-sharing models of the parameter server (seed 003 eqs. 7, 8, 9).
+#: Link-sharing models of the parameter server (Li et al. 2022, eqs. 7, 8, 9).
 SHARINGS = ("ps", "fcfs", "hybrid")
-#: All-reduce algorithms (``"ring"`` is seed 003 eq. 11).
+#: All-reduce algorithms (``"ring"`` is Li et al. 2022, eq. 11).
 ALGORITHMS = _c.ALLREDUCE_ALGORITHMS
 #: Architectures of :func:`hierarchical_step_time`.
 ARCHITECTURES = ("ps", "allreduce")
@@ -269,7 +270,7 @@ def timeout_stall(probability, timeout, messages, hidden):
 
     References
     ----------
-    Ours (issue 10: a loss-aware link model); the seeds model loss-free links.
+    Ours (a loss-aware link model); Li et al. 2022 model loss-free links.
     Validated against the ns-3 matrix's lossy regimes (README).
     """
     q = np.asarray(probability, dtype=float)
@@ -284,8 +285,8 @@ def timeout_probability_from_spread(step_time_std, timeout, messages, compute_st
     """The timeout probability q that explains a measured spread of step times (ours).
 
     On a lossy link a timeout and a slower link both just lengthen a step,
-    so a step's mean cannot tell them apart (issue 10: from 1 and 2 workers
-    the calibration trades one for the other).  Their spread can: a slower
+    so a step's mean cannot tell them apart (from 1 and 2 workers the
+    calibration trades one for the other).  Their spread can: a slower
     link lengthens every step a little, a timeout lengthens a few steps by
     a whole ``r``.  A step has two transfer phases (push and pull), each
     stalled by ``r`` with probability ``pi = 1 - (1 - q)**n`` (one of its
@@ -300,11 +301,11 @@ def timeout_probability_from_spread(step_time_std, timeout, messages, compute_st
 
     Exact for one worker, where nothing hides a stall; with more workers
     the others' bytes hide part of it (:func:`timeout_stall`) and the
-    estimate is low, so :func:`perfmodel.select.select_model` uses the
+    estimate is low, so :func:`perfmodel.fit.selection.select_model` uses the
     measurement with the fewest workers.  A dozen stalls measure the
     variance to about +-50% (stall counts are Poisson, and back-to-back
     timeouts make them clump), so the selection treats the estimate as a
-    band (:data:`perfmodel.select.TIMEOUT_BAND`), not a value; with per-step
+    band (:data:`perfmodel.fit.timeouts.TIMEOUT_BAND`), not a value; with per-step
     times :func:`timeout_probability_from_delay` is the more robust reading.
 
     Parameters
@@ -345,7 +346,7 @@ def timeout_probability_from_spread(step_time_std, timeout, messages, compute_st
 
     References
     ----------
-    Ours (issue 10); the stall model is :func:`timeout_stall`'s.
+    Ours; the stall model is :func:`timeout_stall`'s.
     """
     sd = _v.checked("step_time_std", step_time_std)
     r = _v.checked("timeout", timeout, positive=True)
@@ -369,9 +370,9 @@ def timeout_probability_from_delay(step_time_mean, step_time_median, timeout, me
     gives ``pi`` (clipped to [0, 1/2]) and ``q = 1 - (1 - pi)**(1 / n)``.
     Unlike the variance, the mean counts a back-to-back pair of timeouts
     (a backed-off RTO: 1 + 2 s in ns-3) by its length, not its square, and
-    that is what the throughput pays: on ns-3's 1-worker runs of the fair
-    10 Gbps lossy link it gives q = 0.084 (async) and 0.069 (sync), where
-    the variance gives 0.196 and 0.068 (``tests/test_spread.py``).  A
+    that is what the throughput pays: on ns-3's one-worker runs of a lossy
+    link the mean's reading of q agrees between async and sync, the
+    variance's does not (``tests/test_spread.py``).  A
     skewed compute time adds its own mean-median gap (about
     ``cv**2 / 2`` of the compute for a lognormal, 0.5% at cv 0.1), ignored.
 
@@ -405,7 +406,7 @@ def timeout_probability_from_delay(step_time_mean, step_time_median, timeout, me
 
     References
     ----------
-    Ours (issue 10); the stall model is :func:`timeout_stall`'s.
+    Ours; the stall model is :func:`timeout_stall`'s.
     """
     mean = _v.checked("step_time_mean", step_time_mean, positive=True)
     median = _v.checked("step_time_median", step_time_median, positive=True)
@@ -536,13 +537,13 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
         Parameter servers; the model is split evenly and each updates its share
         (update time ``T_S / n_ps``).  Our extension; 1 is the paper.
     per_flow_cap : float or array_like or None, bytes/s
-        Largest rate of one flow, line rate (seed 003 Sec. 4.4); ``None`` or ``inf``: no cap.
+        Largest rate of one flow, line rate (Li et al. 2022, Sec. 4.4); ``None`` or ``inf``: no cap.
     link_efficiency : float or array_like
         Goodput over line rate in (0, 1]; scales ``bandwidth`` and ``per_flow_cap``.
     sharing_weight : float or array_like
         Weight w in [0, 1] of the PS model in the hybrid (0.5 is eq. 9).
     gpus_per_machine : int or array_like, GPUs
-        G GPUs per worker machine (seed 003 Sec. 4.4): the machine's gradients
+        G GPUs per worker machine (Li et al. 2022, Sec. 4.4): the machine's gradients
         are first all-reduced over ``intra_bandwidth`` and the pulled model is
         broadcast to its GPUs.
     intra_bandwidth : float or array_like or None, bytes/s
@@ -552,7 +553,7 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
         g in [0, 1]: the server applies the K gradients of a step at a cost
         ``T_S ((1 - g) + g K)``; 0 (default) is one update per step as eqs.
         7-10 print, 1 one update per gradient (``K T_S``).  Our extension,
-        fitted per network by :func:`perfmodel.tuning.calibrate_network`.
+        fitted per network by :func:`perfmodel.fit.network.calibrate_network`.
     timeout_probability, retransmit_timeout : float or array_like
         A lossy link (our extension): each message stalls for one
         ``retransmit_timeout`` (s) with probability ``timeout_probability``;
@@ -576,7 +577,7 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
 
     References
     ----------
-    Seed 003 Sec. 3.1.1, eqs. 7-10; Sec. 4.4 (multi-GPU machines, per-flow
+    Li et al. 2022, Sec. 3.1.1, eqs. 7-10; Sec. 4.4 (multi-GPU machines, per-flow
     caps).  Multi-PS, link efficiency, the sharing weight and the update
     growth are our own extensions; the defaults reproduce the paper.
 
@@ -597,7 +598,7 @@ def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, work
                    link_efficiency=1.0, sharing_weight=0.5, gpus_per_machine=1,
                    intra_bandwidth=None, update_growth=0.0, timeout_probability=0.0,
                    retransmit_timeout=0.2):
-    """Duration of one synchronous parameter-server SGD step (seed 003 eqs. 7-10).
+    """Duration of one synchronous parameter-server SGD step (Li et al. 2022, eqs. 7-10).
 
     The sum of the exposed phases of :func:`sync_phases` (see there for the
     terms and every option):
@@ -640,7 +641,7 @@ def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, work
 
     References
     ----------
-    Seed 003 Sec. 3.1.1, eqs. 7 (ps), 8 (fcfs), 9 (hybrid), 10 (overlap).
+    Li et al. 2022, Sec. 3.1.1, eqs. 7 (ps), 8 (fcfs), 9 (hybrid), 10 (overlap).
 
     Examples
     --------
@@ -694,7 +695,7 @@ def allreduce_phases(model_bytes, bandwidth, t_forward, t_backward, workers, *,
 
     Phases ``forward`` T_F, ``backward`` T_B and ``allreduce``
     (``2 (K - 1) / K * M / B`` for the ring, eq. 11).  With several GPUs per
-    machine (``intra_bandwidth`` given) the exchange is hierarchical (seed 003
+    machine (``intra_bandwidth`` given) the exchange is hierarchical (Li et al. 2022,
     Sec. 4.4): ``intra_reduce`` (ring over the machine's GPUs), ``allreduce``
     across the K machines, ``intra_broadcast``.  With ``overlap=True`` (our
     extension, eq. 10's heuristic) the exchange runs alongside the backward
@@ -706,7 +707,7 @@ def allreduce_phases(model_bytes, bandwidth, t_forward, t_backward, workers, *,
         Model size M (>= 0).
     bandwidth : float or array_like, bytes/s
         NIC line rate B (> 0).  No per-flow cap: NCCL opens several sockets
-        and fills the link (seed 003 Sec. 4.4).
+        and fills the link (Li et al. 2022, Sec. 4.4).
     t_forward, t_backward : float or array_like, s
         Forward and backward time of one worker's step (>= 0).
     workers : int or array_like, workers
@@ -734,7 +735,7 @@ def allreduce_phases(model_bytes, bandwidth, t_forward, t_backward, workers, *,
 
     References
     ----------
-    Seed 003 Sec. 3.1.2, eq. 11; Sec. 4.4 (hierarchical scheme).  ``"tree"``,
+    Li et al. 2022, Sec. 3.1.2, eq. 11; Sec. 4.4 (hierarchical scheme).  ``"tree"``,
     ``overlap`` and ``link_efficiency`` are our own extensions.
 
     Examples
@@ -751,7 +752,7 @@ def allreduce_phases(model_bytes, bandwidth, t_forward, t_backward, workers, *,
 def allreduce_step_time(model_bytes, bandwidth, t_forward, t_backward, workers, *,
                         algorithm="ring", overlap=False, link_efficiency=1.0,
                         gpus_per_machine=1, intra_bandwidth=None):
-    """Duration of one ring all-reduce synchronous SGD step (seed 003 eq. 11).
+    """Duration of one ring all-reduce synchronous SGD step (Li et al. 2022, eq. 11).
 
     ``T = (T_F + T_B) + 2 (K - 1) M / (K B)``: the sum of
     :func:`allreduce_phases` (see there for the keyword-only extensions).
@@ -781,7 +782,7 @@ def allreduce_step_time(model_bytes, bandwidth, t_forward, t_backward, workers, 
 
     References
     ----------
-    Seed 003 Sec. 3.1.2, eq. 11.
+    Li et al. 2022, Sec. 3.1.2, eq. 11.
 
     Examples
     --------
@@ -801,7 +802,7 @@ def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_upda
                            sharing="hybrid", overlap=False, algorithm="ring", n_ps=1,
                            per_flow_cap=None, link_efficiency=1.0, sharing_weight=0.5,
                            update_growth=0.0):
-    """Step time of K machines with G GPUs each (seed 003 Sec. 4.4).
+    """Step time of K machines with G GPUs each (Li et al. 2022, Sec. 4.4).
 
     After all GPUs of a machine finish their step, their gradients are
     all-reduced inside the machine; one GPU then pushes them to the parameter
@@ -840,7 +841,7 @@ def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_upda
 
     References
     ----------
-    Seed 003 Sec. 4.4 (scheme), eqs. 7-11 for the terms; the composition and
+    Li et al. 2022, Sec. 4.4 (scheme), eqs. 7-11 for the terms; the composition and
     the intra-machine costs are our own.
 
     Examples
@@ -884,7 +885,7 @@ def _estimate(phases: dict, workload: Profile, cluster: Cluster, config: Config,
 
 @dataclass(frozen=True)
 class SyncCoarse:
-    """Coarse model of synchronous SGD with parameter servers (seed 003 eqs. 7-10).
+    """Coarse model of synchronous SGD with parameter servers (Li et al. 2022, eqs. 7-10).
 
     Parameters
     ----------
@@ -983,7 +984,7 @@ class SyncCoarse:
 
 @dataclass(frozen=True)
 class AllReduceCoarse:
-    """Coarse model of decentralized synchronous SGD (seed 003 eq. 11).
+    """Coarse model of decentralized synchronous SGD (Li et al. 2022, eq. 11).
 
     Parameters
     ----------
@@ -997,7 +998,7 @@ class AllReduceCoarse:
     -----
     K is ``config.n_replicas``; ``config.n_ps`` is ignored (there is no
     server).  The cluster's ``per_flow_cap`` is not applied: NCCL opens
-    several sockets per peer and fills the link (seed 003 Sec. 4.4).
+    several sockets per peer and fills the link (Li et al. 2022, Sec. 4.4).
 
     Examples
     --------

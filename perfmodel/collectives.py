@@ -10,8 +10,8 @@ at ``bandwidth`` B in each direction.  With ``n_ps`` servers the model is split
 evenly: each worker exchanges ``M / n_ps`` bytes with every server, so each
 server's link carries ``K * M / n_ps`` bytes per direction, while a worker's own
 NIC still carries all ``M`` bytes (a transfer never beats ``M / B``).  A
-per-flow cap ``c`` (seed 003 Sec. 4.4: AWS limits one flow to 10 Gbps) bounds
-the rate of every single flow, even when it is alone on the link.
+per-flow cap ``c`` (Li et al. 2022, Sec. 4.4: AWS limits one flow to 10 Gbps)
+bounds the rate of every single flow, even when it is alone on the link.
 
 Every function validates its inputs and raises
 :class:`~perfmodel.errors.SpecError` naming the argument; the unvalidated
@@ -20,9 +20,10 @@ composes them) live in ``perfmodel._fluid``.
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``): Sec. 3.1.1 eqs. 7-8 (PS and FCFS link
-sharing), Sec. 3.1.2 and eq. 11 (ring all-reduce), Sec. 4.4 (multi-GPU
-machines, per-flow caps).
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 3.1.1 eqs. 7-8 (PS and FCFS link sharing),
+Sec. 3.1.2 and eq. 11 (ring all-reduce), Sec. 4.4 (multi-GPU machines,
+per-flow caps).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ __all__ = [
     "intra_allreduce_time", "intra_broadcast_time", "hierarchical_allreduce_time",
 ]
 
-#: Link-sharing disciplines of one parameter-server link (seed 003 Sec. 3.1.1).
+#: Link-sharing disciplines of one parameter-server link (Li et al. 2022, Sec. 3.1.1).
 LINK_SHARINGS = ("ps", "fcfs")
 
 #: All-reduce algorithms with a cost formula here.
@@ -77,7 +78,7 @@ def ps_flow_rate(bandwidth, workers, n_ps=1, per_flow_cap=None):
 
     References
     ----------
-    Seed 003 Sec. 3.1.1, eq. 7 (equal split B/K); Sec. 4.4 (a single flow is
+    Li et al. 2022, Sec. 3.1.1, eq. 7 (equal split B/K); Sec. 4.4 (a single flow is
     capped at 10 Gbps on AWS: ``min(B/K, cap)``).  The ``n_ps`` term is our own
     extension.
 
@@ -127,7 +128,7 @@ def ps_pull_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sha
 
     References
     ----------
-    Seed 003 eqs. 7 and 8 (first term ``K M / B``); Sec. 4.4 for the per-flow
+    Li et al. 2022, eqs. 7 and 8 (first term ``K M / B``); Sec. 4.4 for the per-flow
     cap.  Several servers and the NIC bound ``M / B`` are our own extension.
     With FCFS and a cap we take the same work-conserving fluid bound (an exact
     whole-flow FCFS schedule can end up to ``M / (n_ps cap)`` later).
@@ -184,7 +185,7 @@ def ps_push_time(model_bytes, bandwidth, workers, n_ps=1, per_flow_cap=None, sha
 
     References
     ----------
-    Seed 003 eq. 7 (``K M / B``, "ps") and eq. 8 (``M / B``, "fcfs"); Sec. 4.4
+    Li et al. 2022, eq. 7 (``K M / B``, "ps") and eq. 8 (``M / B``, "fcfs"); Sec. 4.4
     for the per-flow cap.  Several servers are our own extension.
 
     Examples
@@ -219,7 +220,7 @@ def ring_allreduce_time(model_bytes, bandwidth, workers):
 
     References
     ----------
-    Seed 003 Sec. 3.1.2 and eq. 11 (citing Patarasuk and Yuan for ``2(K-1)T/K``).
+    Li et al. 2022, Sec. 3.1.2 and eq. 11 (citing Patarasuk and Yuan for ``2(K-1)T/K``).
 
     Examples
     --------
@@ -254,7 +255,7 @@ def tree_allreduce_time(model_bytes, bandwidth, workers):
 
     References
     ----------
-    Our own extension (the seeds only model the ring); the bandwidth term of
+    Our own extension (Li et al. 2022 model only the ring); the bandwidth term of
     the binomial-tree reduce and broadcast of Thakur, Rabenseifner and Gropp,
     "Optimization of collective communication operations in MPICH" (2005).
 
@@ -291,7 +292,7 @@ def allreduce_time(model_bytes, bandwidth, workers, algorithm="ring"):
 
     References
     ----------
-    Seed 003 eq. 11 ("ring"); "tree" is our own extension.
+    Li et al. 2022, eq. 11 ("ring"); "tree" is our own extension.
     """
     choice("algorithm", algorithm, ALLREDUCE_ALGORITHMS)
     if algorithm == "ring":
@@ -318,7 +319,7 @@ def intra_allreduce_time(model_bytes, intra_bandwidth, gpus_per_machine):
 
     References
     ----------
-    Seed 003 Sec. 4.4 (first step of the multi-GPU scheme, following Goyal et
+    Li et al. 2022, Sec. 4.4 (first step of the multi-GPU scheme, following Goyal et
     al.); the ring cost of eq. 11 applied to the intra-machine links.
     """
     m = checked("model_bytes", model_bytes)
@@ -349,9 +350,9 @@ def intra_broadcast_time(model_bytes, intra_bandwidth, gpus_per_machine):
 
     References
     ----------
-    Seed 003 Sec. 4.4 (last step of the multi-GPU scheme); the cost ``M / b``
-    (bandwidth term of a pipelined broadcast) is our own choice, the seed gives
-    none.
+    Li et al. 2022, Sec. 4.4 (last step of the multi-GPU scheme); the cost ``M / b``
+    (bandwidth term of a pipelined broadcast) is our own choice, the paper
+    gives none.
     """
     m = checked("model_bytes", model_bytes)
     bi = checked("intra_bandwidth", intra_bandwidth, positive=True, finite=False)
@@ -398,7 +399,7 @@ def hierarchical_allreduce_time(model_bytes, bandwidth, machines, gpus_per_machi
 
     References
     ----------
-    Seed 003 Sec. 4.4 (the scheme, following Goyal et al.); the costs of each
+    Li et al. 2022, Sec. 4.4 (the scheme, following Goyal et al.); the costs of each
     step are eq. 11 and eqs. 7-8 applied to each level (our own composition).
     """
     m = checked("model_bytes", model_bytes)

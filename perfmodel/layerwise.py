@@ -1,4 +1,4 @@
-"""Seed 004's layer-wise performance model (Sec. 4): per-segment costs and T_epoch.
+"""Yan et al. 2015's layer-wise performance model (Sec. 4): per-segment costs and T_epoch.
 
 Two levels, as everywhere in perfmodel:
 
@@ -12,9 +12,9 @@ Two levels, as everywhere in perfmodel:
 * the model -- :class:`LayerWise`, whose ``estimate(dnn, cluster, config)``
   evaluates the default plan of a configuration and whose ``evaluate`` takes
   any per-layer :class:`Plan` (partitions P(l), threads H(l), replicas R(l)
-  and the segment-to-worker mapping f_l of seed 004 Fig. 7).
+  and the segment-to-worker mapping f_l of Yan et al. 2015, Fig. 7).
 
-Cache-aware compute (our extension, issue 3): seed 004 explains the
+Cache-aware compute (our extension): Yan et al. 2015 explain the
 super-linear speedup of model parallelism on ImageNet-22K by the partitioned
 weights fitting in L3 cache.  Here C_muladd depends on where a layer's weights
 live: a layer that reuses each weight many times within a sample
@@ -71,7 +71,8 @@ Decisions where the paper is silent (each a named option or written here):
 
 References
 ----------
-Seed 004 (``004_6ca1a0991c6bf252.txt``): Sec. 4.1 eqs. 5-8, Sec. 4.2 eqs. 9-11
+Yan, Ruwase, He, Chilimbi. Performance Modeling and Scalability Optimization of
+Distributed Deep Learning Systems. KDD, 2015.  Sec. 4.1 eqs. 5-8, Sec. 4.2 eqs. 9-11
 and T_epoch, Fig. 7 (configuration variables), Sec. 6 (testbed).
 ``tests/test_table1.py`` reproduces Table 1 and Figs. 8-9 with the defaults and
 with ``read_bandwidth="machine", mw_position=0`` and says what stays off.
@@ -99,7 +100,7 @@ __all__ = [
     "layer_costs", "LayerWise", "producer_index", "next_layer_connections",
 ]
 
-#: Components of T_epoch (seed 004 Sec. 4): per-sample U_f, M_f, U_b, M_b, U_w and M_w.
+#: Components of T_epoch (Yan et al. 2015, Sec. 4): per-sample U_f, M_f, U_b, M_b, U_w and M_w.
 COMPONENTS = ("U_f", "M_f", "U_b", "M_b", "U_w", "M_w")
 
 
@@ -111,7 +112,7 @@ def _out(value):
 
 
 def feedforward_compute_time(connections, neurons, c_muladd, c_act):
-    """U_f(l, p) = C_muladd W(l, p) + C_act N_neuron(l, p) (seed 004 eq. 5).
+    """U_f(l, p) = C_muladd W(l, p) + C_act N_neuron(l, p) (Yan et al. 2015, eq. 5).
 
     Parameters
     ----------
@@ -135,7 +136,7 @@ def feedforward_compute_time(connections, neurons, c_muladd, c_act):
 
 
 def backprop_compute_time(connections_out, neurons, c_muladd, c_err):
-    """U_b(l, p) = C_muladd W'(l, p) + N_neuron(l, p) C_err (seed 004 eq. 7).
+    """U_b(l, p) = C_muladd W'(l, p) + N_neuron(l, p) C_err (Yan et al. 2015, eq. 7).
 
     ``connections_out`` is W'(l, p), the connections from layer l+1 into the
     segment.
@@ -147,7 +148,7 @@ def backprop_compute_time(connections_out, neurons, c_muladd, c_err):
 
 
 def weight_update_time(connections, c_muladd):
-    """U_w(l, p) = C_muladd W(l, p) (seed 004 eq. 8).
+    """U_w(l, p) = C_muladd W(l, p) (Yan et al. 2015, eq. 8).
 
     >>> weight_update_time(1000, 1e-9)
     1.0000000000000002e-06
@@ -156,7 +157,7 @@ def weight_update_time(connections, c_muladd):
 
 
 def transfer_time(items, item_bytes, bandwidth, latency):
-    """M_f or M_b = C_ncost + A C_bits / C_nbw (seed 004 eq. 6 and Sec. 4.1.2).
+    """M_f or M_b = C_ncost + A C_bits / C_nbw (Yan et al. 2015, eq. 6 and Sec. 4.1.2).
 
     ``items`` is A(l, p) (remote activations) or E(l, p) (remote error terms);
     no latency is paid when nothing is received (our reading: no message).
@@ -182,7 +183,7 @@ def transfer_time(items, item_bytes, bandwidth, latency):
 
 
 def interference_factor(threads, table=None):
-    """C_interf(H) (seed 004 eq. 9): H-thread time over one-thread time.
+    """C_interf(H) (Yan et al. 2015, eq. 9): H-thread time over one-thread time.
 
     From a measured ``table`` (C_interf(1), C_interf(2), ...); beyond its end
     the last step is extrapolated linearly.  Without a table, 1 (no
@@ -203,12 +204,12 @@ def interference_factor(threads, table=None):
 
 
 def threaded_compute_time(single_thread_time, threads, table=None):
-    """U_i(l, p, h) = C_interf(H(l)) U_i(l, p), i in {F, B, W} (seed 004 eq. 9)."""
+    """U_i(l, p, h) = C_interf(H(l)) U_i(l, p), i in {F, B, W} (Yan et al. 2015, eq. 9)."""
     return interference_factor(threads, table) * np.asarray(single_thread_time)
 
 
 def thread_bandwidth(bandwidth, threads):
-    """C_nbw(H) = C_nbw / H: threads share the NIC (seed 004 Sec. 4.2.1, DESIGN.md)."""
+    """C_nbw(H) = C_nbw / H: threads share the NIC (Yan et al. 2015, Sec. 4.2.1, DESIGN.md)."""
     return np.asarray(bandwidth, dtype=float) / np.asarray(threads)
 
 
@@ -218,7 +219,7 @@ def thread_latency(latency, threads, per_thread=0.0):
 
 
 def weight_read_time_max(weight_bytes, replicas, bandwidth, threads, latency, per_thread=0.0):
-    """M_w^max = sum_l C_ncost(H(l)) + N_mr W(l) / C_nbw(H(l)) (seed 004 eq. 10).
+    """M_w^max = sum_l C_ncost(H(l)) + N_mr W(l) / C_nbw(H(l)) (Yan et al. 2015, eq. 10).
 
     Worst case: every replica reads from the same server at once.
 
@@ -252,10 +253,10 @@ def weight_read_terms_max(weight_bytes, replicas, bandwidth, threads, latency, p
 
 def weight_read_time_min(weight_bytes, servers, workers, bandwidth, threads, latency,
                          per_thread=0.0):
-    """M_w^min = sum_l C_ncost(H(l)) + W(l) / (C_nbw(H(l)) min(N_ps, N_wr)) (seed 004 eq. 11).
+    """M_w^min = sum_l C_ncost(H(l)) + W(l) / (C_nbw(H(l)) min(N_ps, N_wr)) (eq. 11).
 
-    Best case: a replica reads from all servers in parallel with all its
-    workers, and replicas never overlap.
+    Best case (Yan et al. 2015, eq. 11): a replica reads from all servers in
+    parallel with all its workers, and replicas never overlap.
 
     >>> weight_read_time_min([1e6, 3e6], 4, 2, 1e9, [1, 1], 0.0)   # 4e6 / (1e9 * 2)
     0.002
@@ -278,7 +279,7 @@ def weight_read_time(m_min, m_max, position):
 
 
 def epoch_time(layer_times, parallelism, m_w, samples, read_period):
-    """T_epoch = M_w N_sample / N_read + sum_l T(l) N_sample / Q(l) (seed 004 Sec. 4.2.3).
+    """T_epoch = M_w N_sample / N_read + sum_l T(l) N_sample / Q(l) (Yan et al. 2015, Sec. 4.2.3).
 
     Parameters
     ----------
@@ -302,7 +303,7 @@ def epoch_time(layer_times, parallelism, m_w, samples, read_period):
 
 
 def muladd_time(c_in, c_mem, cache_bytes, working_set, *, streaming, cache_model="blend"):
-    """C_muladd of a layer, aware of the cache (our extension of seed 004 eqs. 5-8).
+    """C_muladd of a layer, aware of the cache (our extension of Yan et al. 2015, eqs. 5-8).
 
     A layer that reuses its weights within a sample (``streaming=False``)
     pays ``c_in``.  A streaming layer pays ``c_in`` for the share of the
@@ -328,7 +329,7 @@ def muladd_time(c_in, c_mem, cache_bytes, working_set, *, streaming, cache_model
 # ---------------------------------------------------------------- plans
 @dataclass(frozen=True)
 class LayerPlan:
-    """Choices for one layer (seed 004 Fig. 7): P(l), H(l), R(l) and the mapping f_l.
+    """Choices for one layer (Yan et al. 2015, Fig. 7): P(l), H(l), R(l) and the mapping f_l.
 
     ``workers[r * partitions + p]`` is the worker (0 .. N_wr - 1) holding
     segment p of layer replica r; its H(l) threads live on that worker (C4).
@@ -379,7 +380,7 @@ def default_plan(dnn: DNN, cluster: Cluster, config: Config, threads: int | None
     """Every layer split over all ``config.n_workers`` workers (segment p on worker p),
     ``threads`` (default: ``cluster.cores``) threads, no layer replication.
 
-    This is how Adam runs a replica (seed 004 Sec. 6), and the plan
+    This is how Adam runs a replica (Yan et al. 2015, Sec. 6), and the plan
     :meth:`LayerWise.estimate` evaluates.
     """
     h = cluster.cores if threads is None else threads
@@ -490,7 +491,7 @@ _REQUIRED_HARDWARE = ("c_muladd",)
 
 @dataclass(frozen=True)
 class LayerWise:
-    """Seed 004's layer-wise model of model- and data-parallel training (Sec. 4).
+    """Yan et al. 2015's layer-wise model of model- and data-parallel training (Sec. 4).
 
     Parameters
     ----------
@@ -518,7 +519,7 @@ class LayerWise:
 
     Notes
     -----
-    The cluster must carry the seed-004 constants (``c_muladd``, and for the
+    The cluster must carry the constants of Yan et al. 2015 (``c_muladd``, and for the
     cache model ``c_muladd_mem`` and ``cache_bytes``), e.g. ``zoo:yan2015`` or
     a file written by ``perfmodel calibrate``.  ``config.epoch_samples`` is
     N_sample (default 1,000,000 when unset, so per-sample figures stay exact);
@@ -628,7 +629,7 @@ class LayerWise:
         (broadcast; leading axes let the optimizer price every H at once); each
         returned array has their broadcast shape.  A layer replicated R(l)
         times inside a model replica is held R(l) times, and each copy is read
-        (seed 004 Sec. 6.4: "replication incurs twice the weights communication
+        (Yan et al. 2015, Sec. 6.4: "replication incurs twice the weights communication
         overheads"), so its W(l) counts R(l) times.  The sums over the last axis
         are :meth:`weight_reads`.
         """

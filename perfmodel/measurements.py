@@ -30,7 +30,7 @@ column                required   meaning
                                  (sync: the step; async: its own cycle), seconds
                                  or a unit string (``250ms``); on a lossy link it
                                  identifies the timeout probability (see
-                                 :mod:`perfmodel.select`)
+                                 :mod:`perfmodel.fit.timeouts`)
 ``step_time_median``  no         median of the same step times, seconds or a unit
                                  string; with the mean step (from the throughput)
                                  a reading of the timeout probability robust to
@@ -164,7 +164,7 @@ class Measurement:
         CPU usage of the busiest server and the workers' mean during the run;
         None: not measured.  With the throughput they give each resource's
         demand per step (the utilization law), hence a ceiling on the speed
-        of configurations not run (:func:`perfmodel.select.cpu_ceiling`).
+        of configurations not run (:func:`perfmodel.fit.selection.cpu_ceiling`).
 
     Raises
     ------
@@ -215,7 +215,7 @@ class Measurement:
 
         The throughput is ``workers * batch_size / mean``; ``step_time_std``
         (ddof 1) and ``step_time_median`` come with it, so a lossy link's
-        timeouts can be read off the log (:mod:`perfmodel.select`).  Sync:
+        timeouts can be read off the log (:mod:`perfmodel.fit.timeouts`).  Sync:
         the step times; async: one worker's cycle times (the workers are
         taken as alike).  Drop warm-up steps first.
 
@@ -285,7 +285,7 @@ def parse_measurements(text: str, source: str = "") -> tuple[Measurement, ...]:
 
     References
     ----------
-    Seed 003 Sec. 4.2.1 (the preliminary profiling runs this format records).
+    Li et al. 2022, Sec. 4.2.1 (the preliminary profiling runs this format records).
 
     Examples
     --------

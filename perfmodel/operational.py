@@ -17,12 +17,12 @@ CPU readings show directly.
   shrink with the servers, so that the bound extrapolates to configurations
   that were not run.
 
-Why it is needed (issue 10, the DL2 measurements): fitted on 2 servers x 2
-workers, the seed 003 step-time models extrapolate with 35-48% mean error,
-much of it by predicting speeds that one resource could not sustain: a worker's
-CPU at 1 worker and many servers, a single saturated server at many
-workers.  :func:`perfmodel.validation.dl2_cells` caps every model's
-prediction by the ceiling fitted on the same 4 runs.
+Why it is needed (the DL2 measurements): fitted on 2 servers x 2 workers, the
+Li et al. 2022 step-time models extrapolate poorly, much of it by predicting
+speeds that one resource could not sustain: a worker's CPU at 1 worker and
+many servers, a single saturated server at many workers.
+:func:`perfmodel.fit.validation.dl2_cells` caps every model's prediction by
+the ceiling fitted on the same 4 runs.
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ References
 ----------
 PipeDream profiler and graph format: msr-fiddle/pipedream, ``graph/graph.py``
 (``Node.from_str``) and ``profiler/image_classification/main.py``, commit
-7db6a1c3e64996d5b319faec6ca38cb31bfea1c4.  Seed 003 Sec. 2.2.1 and seed 004
-Sec. 4 consume per-layer times like these.
+7db6a1c3e64996d5b319faec6ca38cb31bfea1c4.  Li et al. 2022, Sec. 2.2.1 and
+Yan et al. 2015, Sec. 4 consume per-layer times like these.
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ class PipeDreamGraph:
 
     @property
     def parameter_bytes(self) -> float:
-        """Total parameter size (B), the model size M of seed 003."""
+        """Total parameter size (B), the model size M of Li et al. 2022."""
         return math.fsum(n.parameter_bytes for n in self.topological)
 
     def to_networkx(self) -> nx.DiGraph:
@@ -535,7 +535,7 @@ def _profile_source(graph: PipeDreamGraph, t_update_given: bool) -> str:
 
 def to_profile(graph: PipeDreamGraph, batch_size: int, name: str, dnn: str = "", *,
                t_update: float | None = None, note: str = "") -> Profile:
-    """The coarse single-worker profile (seed 003 Table 3: M, T_F, T_B, T_S) of a graph.
+    """The coarse single-worker profile (Li et al. 2022, Table 3: M, T_F, T_B, T_S) of a graph.
 
     Parameters
     ----------
@@ -560,7 +560,7 @@ def to_profile(graph: PipeDreamGraph, batch_size: int, name: str, dnn: str = "",
 
     References
     ----------
-    Seed 003 (Li et al., TPDS 2022), Sec. 2.1.2 and Table 3.
+    Li et al. 2022 (IEEE TPDS), Sec. 2.1.2 and Table 3.
     """
     source = _profile_source(graph, t_update is not None)
     if note:

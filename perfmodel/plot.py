@@ -1,4 +1,4 @@
-"""Matplotlib figures of the toolkit's results (issue 9 item 3; extra ``perfmodel[plot]``).
+"""Matplotlib figures of the toolkit's results (extra ``perfmodel[plot]``).
 
 Every function draws on a given ``ax`` (or a new figure's axes) and returns
 the :class:`matplotlib.axes.Axes`, so figures compose in notebooks;
@@ -18,12 +18,12 @@ not need it.
   <perfmodel.result.Estimate.phases>` (they sum to the step time), with error
   bars from :attr:`Estimate.step_time_interval
   <perfmodel.result.Estimate.step_time_interval>` when present;
-* :func:`latency_cdf` -- seed 002 Figs. 8-10: iteration-latency CDFs per
+* :func:`latency_cdf` -- Jain et al., Figs. 8-10: iteration-latency CDFs per
   placement strategy (:meth:`FlowSimResult.cdf
   <perfmodel.placement.FlowSimResult.cdf>`);
 * :func:`gantt` -- the synthetic trace of :func:`perfmodel.sim.simulate`
   with ``record=True``, one row per (worker, resource);
-* :func:`search_space` -- seed 004 Fig. 15: epoch time over the
+* :func:`search_space` -- Yan et al. 2015, Fig. 15: epoch time over the
   (replicas, workers per replica) space.
 
 Examples
@@ -521,7 +521,7 @@ def _step_error_bars(ax, x, records, unit: float) -> None:
 
 
 def latency_cdf(results: Mapping[str, object], ax=None, *, xlabel: str = "iteration latency (s)"):
-    """Empirical CDF of the iteration latency, one step line per strategy (seed 002 Figs. 8-10).
+    """Empirical CDF of the iteration latency, one step line per strategy (Jain et al., Figs. 8-10).
 
     Parameters
     ----------
@@ -621,7 +621,7 @@ def _point(c) -> tuple[int, int, int, float]:
 
 
 def search_space(candidates, ax=None, *, unit: float = 60.0, unit_name: str = "min"):
-    """Epoch time over the (model replicas, workers per replica) space (seed 004 Fig. 15).
+    """Epoch time over the (model replicas, workers per replica) space (Yan et al. 2015, Fig. 15).
 
     Each (N_mr, N_wr) point shows its best epoch time over the parameter-server
     counts given: colour on a log scale, and size larger for faster

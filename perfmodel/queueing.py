@@ -1,6 +1,6 @@
-"""Asynchronous SGD as a closed queueing network (seed 003 Sec. 2.1, eqs. 1-6).
+"""Asynchronous SGD as a closed queueing network (Li et al. 2022, Sec. 2.1, eqs. 1-6).
 
-Fig. 5 of seed 003: each of the K workers has exactly one task circulating
+Fig. 5 of Li et al. 2022: each of the K workers has exactly one task circulating
 through its own *delay* station (its computation, an infinite server: the
 response time is the service time ``S_W = T_F + T_B``), then the shared
 *uplink* (U), *parameter server* (S) and *downlink* (D) stations.  The server
@@ -17,7 +17,7 @@ Two levels, as everywhere in perfmodel:
   :func:`mva_binary` (the paper's recursion over ``{0,1}^K``, one class per
   worker), :func:`mva_linearizer` and :func:`mva_schweitzer` (approximate),
   all returning an :class:`MVAResult`;
-* the seed 003 network -- :func:`async_solve` (one configuration, every
+* the Li et al. 2022 network -- :func:`async_solve` (one configuration, every
   number: an :class:`AsyncSolution`), the contract function
   :func:`async_throughput` (SGD steps/s, broadcasting) and the model object
   :class:`AsyncMVA` with ``estimate(profile, cluster, config) -> Estimate``.
@@ -72,9 +72,10 @@ array([ 2.128,  4.134,  7.015, 10.103])
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.1, Fig. 5, Table 2, eqs. 1-6;
-Sec. 2.1.2 (``S_D = S_U = M / B``); Sec. 4.2.1 (``rho_T``); Sec. 4.2.3
-(heterogeneous workers).  Approximations: P. Schweitzer, "Approximate
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 2.1, Fig. 5, Table 2, eqs. 1-6; Sec. 2.1.2
+(``S_D = S_U = M / B``); Sec. 4.2.1 (``rho_T``); Sec. 4.2.3 (heterogeneous
+workers).  Approximations: P. Schweitzer, "Approximate
 analysis of multiclass closed networks of queues" (1979); Y. Bard, "Some
 extensions to multiclass queueing network analysis" (1979); K. M. Chandy and
 D. Neuse, "Linearizer", Commun. ACM 25(2), 1982.
@@ -111,14 +112,14 @@ LINK_DISCIPLINES = ("ps", "fcfs")
 METHODS = ("auto", "exact", "binary", "linearizer", "schweitzer")
 #: Named FCFS residuals (a number is the squared coefficient of variation).
 RESIDUALS = ("deterministic", "exponential")
-#: Shared stations of the seed 003 network, in routing order (Fig. 5).
+#: Shared stations of the Li et al. 2022 network, in routing order (Fig. 5).
 STATIONS = ("uplink", "update", "downlink")
 #: Phases of one worker's step, in time order; they sum to its mean step time.
 PHASES = ("downlink", "forward", "backward", "uplink", "update")
 
 #: Population vectors above which ``method="auto"`` leaves the exact recursion
-#: (2^17 = 131,072 is 17 distinct workers, about 0.2 s; Linearizer is then
-#: typically within 0.5 %, see tests/test_queueing.py).
+#: (2^17 = 131,072 is 17 distinct workers, a fraction of a second; Linearizer is
+#: then typically within 1 %, see tests/test_queueing.py).
 MAX_STATES = 200_000
 #: Elements of the (states, types, stations) temporaries of one block of a level.
 _CHUNK = 1 << 18
@@ -398,7 +399,7 @@ def mva(delay, service, populations=None, disciplines="ps", *, copies=None,
 
     References
     ----------
-    Seed 003 Sec. 2.1, eqs. 1-2 (recursion over population vectors), Table 2
+    Li et al. 2022, Sec. 2.1, eqs. 1-2 (recursion over population vectors), Table 2
     (notation), Little's law for N and rho; Reiser and Lavenberg, "Mean-value
     analysis of closed multichain queuing networks", J. ACM 27(2), 1980.
 
@@ -430,7 +431,7 @@ def mva(delay, service, populations=None, disciplines="ps", *, copies=None,
 
 def mva_binary(delay, service, disciplines="ps", *, copies=None, residual="deterministic",
                max_states: int = 1 << 20) -> MVAResult:
-    """Exact MVA with one class per job: seed 003's recursion over ``{0,1}^K``.
+    """Exact MVA with one class per job: Li et al. 2022's recursion over ``{0,1}^K``.
 
     This is eqs. 1-2 as printed: every per-class ``N_j^l`` and ``rho_j^l`` is
     kept for every subset of the K workers (``2^K`` population vectors) and
@@ -462,7 +463,7 @@ def mva_binary(delay, service, disciplines="ps", *, copies=None, residual="deter
 
     References
     ----------
-    Seed 003 Sec. 2.1, eqs. 1-2 and the identities below them.
+    Li et al. 2022, Sec. 2.1, eqs. 1-2 and the identities below them.
 
     Examples
     --------
@@ -562,7 +563,7 @@ def mva_schweitzer(delay, service, populations=None, disciplines="ps", *, copies
 
     References
     ----------
-    Schweitzer (1979); Bard (1979); applied to seed 003 eqs. 1-2.  The error
+    Schweitzer (1979); Bard (1979); applied to Li et al. 2022, eqs. 1-2.  The error
     against :func:`mva` is measured in ``tests/test_queueing.py``.
 
     Examples
@@ -659,7 +660,7 @@ def mva_linearizer(delay, service, populations=None, disciplines="ps", *, copies
     ----------
     K. M. Chandy and D. Neuse, "Linearizer: a heuristic algorithm for
     queueing network models of computing systems", Commun. ACM 25(2), 1982;
-    applied to seed 003 eqs. 1-2 (for eq. 2 the linearized quantity is each
+    applied to Li et al. 2022, eqs. 1-2 (for eq. 2 the linearized quantity is each
     class's share of ``sum_j S_j (N_j - rho_j / 2)``).
 
     Examples
@@ -676,7 +677,7 @@ def mva_linearizer(delay, service, populations=None, disciplines="ps", *, copies
 
 
 # --------------------------------------------------------------------------
-# The seed 003 network (Fig. 5)
+# The Li et al. 2022 network (Fig. 5)
 # --------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -816,7 +817,7 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
                 discipline="hybrid", rho_threshold=0.6, overlap=False, *, n_ps=1,
                 residual="deterministic", method="auto", max_states: int = MAX_STATES,
                 t_uplink=None, t_downlink=None, t_stall=0.0) -> AsyncSolution:
-    """Solve seed 003's Async-SGD network (Fig. 5) for one configuration.
+    """Solve Li et al. 2022's Async-SGD network (Fig. 5) for one configuration.
 
     Service times (Sec. 2.1.2): ``S_U = S_D = M / (n_ps B)`` per link visit,
     ``S_S = T_S / n_ps`` per server visit, ``S_W = T_F + T_B`` at the worker.
@@ -864,9 +865,9 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
         Bound on the population vectors of the exact methods.
     t_uplink, t_downlink : float or None, s
         Measured duration of one uncontended push or pull of the whole model
-        with one server (Lin et al.'s profiling, seed 003 Sec. 2.1.2); they
+        with one server (Lin et al.'s profiling, Li et al. 2022, Sec. 2.1.2); they
         replace ``M / B`` (split over ``n_ps`` servers as M is).  Default:
-        ``M / B`` for both, as seed 003 does.
+        ``M / B`` for both, as Li et al. 2022 do.
     t_stall : float, s
         Mean time per step a worker's messages stall in retransmission
         timeouts on a lossy link (ours, :meth:`AsyncMVA.estimate`): a delay
@@ -889,7 +890,7 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
 
     References
     ----------
-    Seed 003 Sec. 2.1: eqs. 1-2 (response times), 3-4 (throughput), 5
+    Li et al. 2022, Sec. 2.1: eqs. 1-2 (response times), 3-4 (throughput), 5
     (hybrid), 6 (overlap); Sec. 2.1.2 (service times).
 
     Examples
@@ -995,7 +996,7 @@ def _per_worker_call(t_forward, t_backward, workers) -> bool:
 def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                      discipline="hybrid", rho_threshold=0.6, overlap=False, *, n_ps=1,
                      residual="deterministic", method="auto"):
-    """SGD steps per second of Async-SGD with a parameter server (seed 003 eqs. 1-6).
+    """SGD steps per second of Async-SGD with a parameter server (Li et al. 2022, eqs. 1-6).
 
     The DESIGN.md contract.  Two ways to call it:
 
@@ -1044,7 +1045,7 @@ def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, wo
 
     References
     ----------
-    Seed 003 Sec. 2.1, eqs. 1-6; Sec. 4.2.3 (heterogeneous workers).
+    Li et al. 2022, Sec. 2.1, eqs. 1-6; Sec. 4.2.3 (heterogeneous workers).
 
     Examples
     --------
@@ -1134,7 +1135,7 @@ def async_stall_time(probability, timeout, n_ps=1) -> float:
 
 @dataclass(frozen=True)
 class AsyncMVA:
-    """Seed 003's coarse model of Async-SGD: MVA of the Fig. 5 network (eqs. 1-6).
+    """Li et al. 2022's coarse model of Async-SGD: MVA of the Fig. 5 network (eqs. 1-6).
 
     Parameters
     ----------

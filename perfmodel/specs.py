@@ -31,7 +31,7 @@ __all__ = [
     "LAYER_KINDS", "BYTES_PER_PARAM",
 ]
 
-#: Layer kinds the zoo and importers use (seed 004 Sec. 4 names conv, pool, fc, softmax).
+#: Layer kinds the zoo and importers use (Yan et al. 2015, Sec. 4 names conv, pool, fc, softmax).
 LAYER_KINDS = ("input", "conv", "pool", "fc", "softmax", "norm", "act", "add",
                "concat", "dropout", "flatten", "lrn", "embedding", "rnn", "other")
 
@@ -298,7 +298,7 @@ def _field_schema(meta) -> dict:
 class Layer(Spec):
     """One DNN layer (seed 004 Sec. 4.1: neurons, weights, connections).
 
-    Counts are per sample.  ``connections`` is seed 004's W(l): weighted
+    Counts are per sample.  ``connections`` is Yan et al. 2015's W(l): weighted
     connections from the layer's inputs into it, i.e. multiply-adds of the
     forward pass; ``flops`` defaults to ``2 * connections`` for layers with
     weights and to ``neurons`` for the others (one operation per output).
@@ -363,7 +363,7 @@ class DNN(Spec):
 
     @property
     def n_connections(self) -> int:
-        """Weighted connections per sample (forward multiply-adds), seed 004's sum of W(l)."""
+        """Weighted connections per sample (forward multiply-adds): Yan et al. 2015's sum W(l)."""
         return sum(layer.connections for layer in self.layers)
 
     @property
@@ -407,7 +407,7 @@ class Profile(Spec):
 
     @property
     def t_compute(self) -> float:
-        """T_C = T_F + T_B (seed 003 Table 3)."""
+        """T_C = T_F + T_B (Li et al. 2022, Table 3)."""
         return self.t_forward + self.t_backward
 
 
@@ -451,7 +451,7 @@ class Cluster(Spec):
         "float", doc="length of one stall: the TCP minimum retransmission timeout "
                      "(Linux 200 ms; ns-3 1 s)", unit="s", minimum=0, exclusive_minimum=True,
         default=0.2)
-    # Seed 004 hardware constants (Sec. 4), measured by `perfmodel calibrate`.
+    # Yan et al. 2015 hardware constants (Sec. 4), measured by `perfmodel calibrate`.
     c_muladd: float = spec_field("float", doc="C_muladd: one multiply-add with its data in cache",
                                  unit="s", minimum=0, exclusive_minimum=True, optional=True)
     c_muladd_mem: float = spec_field("float", doc="C_muladd with the weights out of cache "

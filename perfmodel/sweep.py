@@ -4,7 +4,7 @@
 its axes) with the models of :mod:`perfmodel.registry` and returns a tidy
 table: one row per point, one column per axis and per result field.
 
-Decisions the issue leaves open (each is a named option or documented here):
+Decisions taken here (each is a named option or documented here):
 
 - **Axes.** ``model`` (registry names), ``workload`` (zoo profile or DNN name,
   or a spec object), ``cluster`` (zoo name or :class:`~perfmodel.specs.Cluster`),
@@ -43,12 +43,12 @@ Decisions the issue leaves open (each is a named option or documented here):
   ``scheduler="tcp://host:port"`` connects a Dask client (extra
   ``perfmodel[dask]``) and closes it at the end.  Otherwise ``jobs=N`` processes
   run in a :class:`~concurrent.futures.ProcessPoolExecutor` whose start method
-  is ``start_method`` (default ``"spawn"``: safe with threads, about half a
-  second per process to import perfmodel); ``jobs=1`` evaluates in this
-  process.  ``jobs=None`` (the default) evaluates the first chunk here, and
-  starts a pool of CPU-count processes for the rest only when they would take
-  more than :data:`AUTO_POOL_SECONDS` here: a pool does not pay for itself on
-  coarse models (10,000 points take about half a second in one process).
+  is ``start_method`` (default ``"spawn"``: safe with threads, though each
+  process imports perfmodel anew); ``jobs=1`` evaluates in this process.
+  ``jobs=None`` (the default) evaluates the first chunk here, and starts a
+  pool of CPU-count processes for the rest only when they would take more
+  than :data:`AUTO_POOL_SECONDS` here: a pool does not pay for itself on
+  coarse models, whose grids one process evaluates quickly.
 - **Files and resume.** ``out`` is written as CSV, JSON lines or Parquet
   (from the suffix, or ``format``).  Finished chunks are appended at once to a
   journal (``out`` itself for JSON lines, else ``out`` + ``.partial.jsonl``),
@@ -103,12 +103,12 @@ __all__ = ["Grid", "SweepResult", "sweep", "read_table", "write_table", "table_f
 #: Output formats and the file suffixes that select them.
 FORMATS = {"csv": (".csv",), "jsonl": (".jsonl", ".ndjson"), "parquet": (".parquet", ".pq")}
 
-#: Points per task: ~10-20 ms of coarse-model work, far above a task's overhead.
+#: Points per task: enough coarse-model work to dwarf a task's overhead.
 DEFAULT_CHUNK_SIZE = 250
 
 #: With ``jobs=None``, a process pool starts only when the first chunk says the
-#: rest would take longer than this in one process (s): starting processes
-#: costs about half a second each, more than 10,000 coarse points take.
+#: rest would take longer than this in one process (s): starting a process
+#: costs more than a large grid of coarse points takes.
 AUTO_POOL_SECONDS = 2.0
 
 #: Default workload and cluster per model: what ``perfmodel predict`` uses.
@@ -380,7 +380,7 @@ def _varied(spec, name: str, value, cache: dict):
     if value is None or getattr(spec, name) == value:
         return spec
     key = (id(spec), name, value)
-    if key not in cache:  # a spec's replace validates every field again: ~0.1 ms
+    if key not in cache:  # a spec's replace validates every field again: costly
         cache[key] = spec.replace(**{name: value})
     return cache[key]
 

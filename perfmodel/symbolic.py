@@ -1,4 +1,4 @@
-"""Sympy forms of the coarse Sync-SGD models (seed 003 eqs. 7-11).
+"""Sympy forms of the coarse Sync-SGD models (Li et al. 2022, eqs. 7-11).
 
 Every closed-form step time of :mod:`perfmodel.coarse` (single parameter
 server, no per-flow cap, ``link_efficiency`` folded into ``B``) exists here as a
@@ -14,7 +14,7 @@ one against the other (:func:`forms`).  On top of the expressions:
 
 Saturation
 ----------
-For every seed-003 form the throughput ``X(K) = K / T(K)`` never decreases
+For every Li et al. 2022 form the throughput ``X(K) = K / T(K)`` never decreases
 with K, so it has no interior peak: the PS forms (eqs. 7-10) have ``T`` linear
 (or convex piecewise linear) in K with a non-negative intercept, so ``X``
 rises towards a plateau (reached exactly only by the overlap forms with
@@ -45,9 +45,11 @@ the largest K whose K-th worker adds more than ``epsilon * X(1)``:
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``) Sec. 3.1, eqs. 7-11.  The saturation
-criterion, the sharing weight and the overlap variants of eqs. 7, 8 and 11 are
-our own extensions.
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 3.1, eqs. 7-11.
+
+The saturation criterion, the sharing weight and the overlap variants of
+eqs. 7, 8 and 11 are our own extensions.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ def downlink_expr(sharing: str = "hybrid") -> sp.Expr:
 
     References
     ----------
-    Seed 003 eqs. 7-9, first term.
+    Li et al. 2022, eqs. 7-9, first term.
     """
     _check_sharing(sharing)
     return K * M / B
@@ -137,7 +139,7 @@ def uplink_expr(sharing: str = "hybrid") -> sp.Expr:
 
     References
     ----------
-    Seed 003 eqs. 7, 8, 9 (third term); the weight w is our extension.
+    Li et al. 2022, eqs. 7, 8, 9 (third term); the weight w is our extension.
     """
     _check_sharing(sharing)
     ps, fcfs = K * M / B, M / B
@@ -162,7 +164,7 @@ def sync_step_expr(sharing: str = "hybrid", overlap: bool = False) -> sp.Expr:
 
     References
     ----------
-    Seed 003 eqs. 7-10.
+    Li et al. 2022, eqs. 7-10.
 
     Examples
     --------
@@ -191,7 +193,7 @@ def allreduce_step_expr(overlap: bool = False) -> sp.Expr:
 
     References
     ----------
-    Seed 003 eq. 11.
+    Li et al. 2022, eq. 11.
     """
     ring = 2 * (K - 1) * M / (K * B)
     if overlap:
@@ -219,7 +221,7 @@ class Form:
     expr : sympy.Expr
         T(K) in seconds.
     equation : str
-        Where it comes from (seed and equation, or "our extension").
+        Where it comes from (paper and equation, or "our extension").
     args : tuple of str
         Argument names (as in :mod:`perfmodel.coarse`), the order of
         :meth:`function`'s positional arguments.
@@ -294,7 +296,7 @@ def forms() -> tuple:
 
     References
     ----------
-    Seed 003 eqs. 7-11.
+    Li et al. 2022, eqs. 7-11.
     """
     out = []
     for overlap in (False, True):

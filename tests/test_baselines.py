@@ -27,7 +27,7 @@ def test_lin_is_seed003_without_overlap(k):
     ours = AsyncMVA(overlap=False).estimate(PROFILE, CLUSTER, cfg)
     assert lin.throughput == pytest.approx(ours.throughput, rel=1e-12)
     assert dict(lin.phases) == pytest.approx(dict(ours.phases))
-    # the overlap correction of seed 003 predicts more
+    # the overlap correction of Li et al. 2022 predicts more
     assert AsyncMVA(overlap=True).estimate(PROFILE, CLUSTER, cfg).throughput >= lin.throughput
 
 
@@ -62,7 +62,7 @@ def test_cynthia_formula_by_hand():
     # a measured U_1
     assert cynthia_throughput(0.3, 0.08, 4, 1, utilization=0.5) == pytest.approx(
         4 / (0.3 * 2 + 0.16))
-    # seed 000's variant: T_C halved (and U_1 with it)
+    # Li et al. 2020's variant: T_C halved (and U_1 with it)
     u_half = 0.08 / 0.38
     assert cynthia_throughput(0.3, 0.08, 8, 1, split_links=True) == pytest.approx(
         8 / (0.3 * 8 * u_half + 0.08))

@@ -1,10 +1,9 @@
-"""Tests of perfmodel.calibrate (seed 004 Sec. 4.1-4.2 micro-benchmarks).
+"""Tests of perfmodel.fit.microbench (Yan et al. 2015, Sec. 4.1-4.2 micro-benchmarks).
 
-The timing runs once per module in quick mode (well under a second on a
-2-core machine).  Timing assertions are loose on purpose: they check physics
-that a broken benchmark would violate (out of cache is not faster than in
-cache, a multiply-add takes between a picosecond and a microsecond), not
-figures of this machine.
+The timing runs once per module in quick mode.  Timing assertions are loose
+on purpose: they check physics that a broken benchmark would violate (out of
+cache is not faster than in cache, a multiply-add takes between a picosecond
+and a microsecond), not figures of this machine.
 """
 
 import json

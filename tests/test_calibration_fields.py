@@ -1,6 +1,6 @@
 """The per-network Cluster fields update_growth and compute_cv, read by every model.
 
-Expected values are worked by hand from seed 003 eqs. 7-9 with
+Expected values are worked by hand from Li et al. 2022, eqs. 7-9 with
 M = 100 MB, B = 10 Gbps (M / B = 0.08 s), T_F = 0.1 s, T_B = 0.2 s,
 T_S = 10 ms and K = 4 workers unless a test says otherwise.
 """

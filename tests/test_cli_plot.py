@@ -95,7 +95,7 @@ def test_scalability_draws_what_predict_prints(tmp_path, capsys, drawn):
         expected = [r["throughput"] for r in json.loads(out)]
         np.testing.assert_allclose(lines[model].get_xdata(), np.arange(1, 17))
         np.testing.assert_allclose(lines[model].get_ydata(), expected, rtol=1e-12)
-    # the sync saturation marker sits where seed 003's eq. 9 says the 11th worker adds < 10%
+    # the sync saturation marker sits where Li et al. 2022's eq. 9 says the 11th worker adds < 10%
     from perfmodel.symbolic import saturation_workers
 
     p, c = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")

@@ -1,4 +1,4 @@
-"""Tests of perfmodel.coarse (seed 003 eqs. 7-11 and extensions).
+"""Tests of perfmodel.coarse (Li et al. 2022, eqs. 7-11 and extensions).
 
 Running example, worked by hand:
     M = 100 MB = 1e8 B, B = 10 Gbps = 1.25e9 B/s  ->  M/B = 0.08 s
@@ -97,7 +97,7 @@ def test_several_servers_by_hand():
 
 
 def test_per_flow_cap_by_hand():
-    # B = 25 Gbps, cap = 10 Gbps (seed 003 Sec. 4.4), eq. 7:
+    # B = 25 Gbps, cap = 10 Gbps (Li et al. 2022, Sec. 4.4), eq. 7:
     # K = 1, 2: pulls and pushes at 10 Gbps -> 0.08 s each: 0.08 + 0.3 + 0.08 + 0.01 = 0.47 s
     # K = 3: 3 * 0.032 = 0.096 s each: 0.096 + 0.3 + 0.096 + 0.01 = 0.502 s
     t = sync_step_time(M, 25 * GBPS, TF, TB, TS, np.array([1, 2, 3]), "ps",

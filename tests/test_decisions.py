@@ -1,4 +1,4 @@
-"""Seed 004 Sec. 6.4: partitioned against replicated output layer of ImageNet-22K, 4 workers.
+"""Yan et al. 2015, Sec. 6.4: partitioned or replicated output layer of ImageNet-22K, 4 workers.
 
 The trade-off comes out as the paper describes it (partitioning costs
 activation traffic, replication weight traffic), but the choice does not: with

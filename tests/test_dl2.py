@@ -1,4 +1,4 @@
-"""Tests of perfmodel.dl2: the DL2 measurements, their parser and the validation report."""
+"""Tests of perfmodel.fit.dl2: the DL2 measurements, their parser and the validation report."""
 
 import hashlib
 import json

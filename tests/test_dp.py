@@ -1,4 +1,4 @@
-"""The dynamic program of seed 004 Sec. 5.3 against brute force, and its plans against C1-C4."""
+"""The dynamic program of Yan et al. 2015, Sec. 5.3 against brute force; its plans against C1-C4."""
 
 import numpy as np
 import pytest
@@ -101,7 +101,7 @@ def test_optimize_matches_exhaustive_end_to_end():
 
 
 def test_imagenet22k_on_20_machines():
-    """Seed 004's question: the whole space of 20 machines, in seconds, within C1."""
+    """Yan et al. 2015's question: the whole space of 20 machines, in seconds, within C1."""
     result = dp.optimize(LayerWise(working_set="layer"), zoo.load("adam-imagenet22k"),
                          zoo.cluster("yan2015"), epoch_samples=15_000_000, top=5)
     best = result.best
@@ -260,7 +260,7 @@ def test_imagenet22k_pruned_ranking_equals_full_ranking():
 
 
 def test_pricing_on_imagenet22k_layers():
-    """The fast pricing and its bounds on seed 004's real layers (conv halos, fused pooling,
+    """The fast pricing and its bounds on Yan et al. 2015's real layers (conv halos, fused pooling,
     conv -> fc, fc -> softmax), with layer replicas, against map_layer."""
     pricer = dp.Pricer(LayerWise(working_set="layer"), zoo.load("adam-imagenet22k"),
                        zoo.cluster("yan2015"))
@@ -326,7 +326,7 @@ def test_tie_free_items_are_every_optimal_assignments():
 
 @pytest.mark.parametrize("layers, machines", [(4, 256), (8, 64), (2, 128)])
 def test_large_searches_are_consistent(layers, machines):
-    """Bounds, lazy transitions and compressed problems on seed 004's DNN at scale: every
+    """Bounds, lazy transitions and compressed problems on Yan et al. 2015's DNN at scale: every
     ranked plan is worth its score, the best is the program's own optimum for its triple,
     and the runner-ups' triples have no better plan."""
     dnn = DNN(name="prefix", layers=zoo.load("adam-imagenet22k").layers[:layers])

@@ -1,4 +1,4 @@
-"""Tests of perfmodel.gst (seed 001: GST, pipelines, maxima of normals, network, use cases).
+"""Tests of perfmodel.gst (Zhang et al. 2023): GST, pipelines, normal maxima, network, use cases.
 
 Reference values of e(n) = E[max of n iid standard normals] were computed with
 mpmath at 30 significant digits:
@@ -81,7 +81,7 @@ def test_expected_max_normal_against_mpmath_table():
     ns = np.array(list(MPMATH_E))
     got = expected_max_normal(ns)
     want = np.array(list(MPMATH_E.values()))
-    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)  # the issue asks for 1e-9
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)  # 1e-9 is the requirement
 
 
 def test_expected_max_normal_live_mpmath():

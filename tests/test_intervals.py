@@ -1,4 +1,4 @@
-"""Error bars from the models themselves (issue 10 item 3): the simulator's replications,
+"""Error bars from the models themselves: the simulator's replications,
 GST's iteration-time percentiles, and how the CLI and the plots show them."""
 
 import json
@@ -14,7 +14,7 @@ from perfmodel.gst import GST
 from perfmodel.sim.model import TraceSim
 from perfmodel.specs import Cluster, Config, Profile
 
-#: seed 003 eq. 7's example (TraceSim's docstring): step 2 K M / B + T_F + T_B + T_S.
+#: The example of Li et al. 2022, eq. 7 (TraceSim's docstring): step 2 K M / B + T_F + T_B + T_S.
 PROFILE = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01,
                   batch_size=32)
 CLUSTER = Cluster(machines=8, nic_bandwidth="10Gbps")

@@ -1,4 +1,4 @@
-"""Seed 004's layer-wise model: equations by hand, invariants, and the paper's results."""
+"""Yan et al. 2015's layer-wise model: equations by hand, invariants, and the paper's results."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Seed 004 Sec. 5.3: segment-to-worker mapping by maximum-weight bipartite matching."""
+"""Yan et al. 2015, Sec. 5.3: segment-to-worker mapping by maximum-weight bipartite matching."""
 
 import itertools
 

@@ -1,4 +1,4 @@
-"""Every notebooks/*.ipynb runs top to bottom (issue 9 item 1): a failing cell fails the test."""
+"""Every notebooks/*.ipynb runs top to bottom: a failing cell fails the test."""
 
 import time
 from pathlib import Path

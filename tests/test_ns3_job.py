@@ -1,4 +1,4 @@
-"""Packet-level PS job engine (issue 10 item 4b): closed forms where they are exact.
+"""Packet-level PS job engine: closed forms where they are exact.
 
 The ns-3 runs are skipped, with the reason, when the optional ``ns3`` package
 is absent.  Job: resnet50-pipedream's numbers (M = 102.2 MB, T_F = 0.182 s,
@@ -68,7 +68,7 @@ def test_overlap_single_worker_pays_one_block_each_way():
 @needs_ns3
 def test_async_lock_step_on_fair_link_falls_below_mva():
     # constant compute + fair sharing: the workers pull, compute and push together,
-    # so the MVA's averages overpredict (issue 10); a spread breaks the lock-step
+    # so the MVA's averages overpredict; a spread breaks the lock-step
     kw = dict(mode="async", queue="fair", steps=10, warmup=2, batches=1)
     lock = simulate_ps_job_ns3(M, 1.25e8, TF, TB, TS, 4, compute_cv=0.0, **kw)
     mva = async_solve(M, 1.25e8 * EFF, TF, TB, TS, 4, discipline="ps").throughput

@@ -1,4 +1,4 @@
-"""Stripe partitioning (seed 004 Sec. 4.1, footnote 3): counts against brute force."""
+"""Stripe partitioning (Yan et al. 2015, Sec. 4.1, footnote 3): counts against brute force."""
 
 import itertools
 import math

@@ -1,9 +1,11 @@
 """Tests of perfmodel.placement: topologies, ECMP routes, placement strategies, max-min fairness.
 
-Seed 002 (``002_79bb0ac4e2800d13.txt``) Sec. 4.1 (rack topology), Sec. 4.3
-(strategies), Sec. 4.4 (8 racks x 8 hosts at 10 Gbps, 8 jobs of 1 PS + 7
-workers).  The simulator is tested in ``test_placement_sim.py``, the
-optimizer in ``test_placement_optimize.py``.
+Jain, Kumar, Mao. Characterizing Distributed Deep Learning Training
+Performance in Datacenters.  Sec. 4.1 (rack topology), Sec. 4.3 (strategies),
+Sec. 4.4 (8 racks x 8 hosts at 10 Gbps, 8 jobs of 1 PS + 7 workers).
+
+The simulator is tested in ``test_placement_sim.py``, the optimizer in
+``test_placement_optimize.py``.
 """
 
 import itertools

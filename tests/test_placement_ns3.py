@@ -1,11 +1,11 @@
-"""Cross-check of the flow-level engine against ns-3 with real TCP (issue 8, item 4).
+"""Cross-check of the flow-level engine against ns-3 with real TCP.
 
 Skipped, with the reason, when the optional ``ns3`` package (``perfmodel[ns3]``)
 is not installed.  Three small scenarios, the same compute draws in both
 engines (same seed): mean iteration latency within 15 %.
 
 Scale: sizes and rates divided by 100 (97.49 MB -> 974.9 KB, 10 Gbps ->
-100 Mbps).  At seed 002's factor of 1000 a transfer is only 68 TCP segments
+100 Mbps).  At Jain et al.'s factor of 1000 a transfer is only 68 TCP segments
 and TCP's unfair, FCFS-like sharing shortens the barrier's critical path:
 measured on the small clustered case, ns-3 / flow-level = 0.83 at 1/1000 but
 0.98 at 1/100 (0.89-1.02 on the paper's 8 x 8 scenario at 1/1000, see

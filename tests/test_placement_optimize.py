@@ -1,8 +1,8 @@
-"""Tests of the network-aware placement optimizer (our extension of seed 002 Sec. 6).
+"""Tests of the network-aware placement optimizer (our extension of Jain et al., Sec. 6).
 
 Oracles: the lower bound W M / B on the most loaded link (a PS's own link
 carries the model to each of its W workers), exhaustive enumeration on tiny
-instances, and the four strategies of seed 002 Sec. 4.3 under the flow-level
+instances, and the four strategies of Jain et al., Sec. 4.3 under the flow-level
 simulator.
 """
 

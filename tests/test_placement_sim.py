@@ -1,8 +1,8 @@
 """Tests of the flow-level simulator and compute distributions of perfmodel.placement.
 
-Oracles: the closed form of one job alone (seed 003 eq. 7 under equal
+Oracles: the closed form of one job alone (Li et al. 2022, eq. 7 under equal
 sharing: ``K M/B + T_C + K M/B + T_S``), the pure-Python max-min engine, and
-seed 002's qualitative findings (Sec. 5.2-5.3).
+Jain et al.'s qualitative findings (Sec. 5.2-5.3).
 
 Running example, by hand: M = 100 MB, B = 10 Gbps = 1.25e9 B/s -> M/B = 0.08 s.
 """
@@ -201,7 +201,7 @@ def test_heavy_tailed_defaults_and_scaled_normals():
     assert w.mean == pytest.approx(0.25 + 0.1 * 2.5 / 1.5)
     x = w.sample(np.random.default_rng(1), 100_000)
     assert np.mean(x > 1.0) == pytest.approx(7.5 ** -2.5, rel=0.15)   # the heavy tail
-    n = w.scaled(0.5, 0.25)                                          # seed 002 Fig. 10
+    n = w.scaled(0.5, 0.25)                                          # Jain et al., Fig. 10
     assert (n.mean, n.std) == pytest.approx((w.mean / 2, w.std / 4))
     assert heavy_tailed_server().mean == pytest.approx(0.065)
 
@@ -222,11 +222,11 @@ def test_distribution_parsing_and_errors():
         Empirical([])
 
 
-# ---------------------------------------------- seed 002's findings (Sec. 5)
+# ---------------------------------------------- Jain et al.'s findings (Sec. 5)
 
 @pytest.fixture(scope="module")
 def paper_runs():
-    """Seed 002 Sec. 4.4: 8 jobs of 1 PS + 7 workers on 8 x 8 racks at 10 Gbps,
+    """Jain et al., Sec. 4.4: 8 jobs of 1 PS + 7 workers on 8 x 8 racks at 10 Gbps,
     ResNet-50's 97.49 MB, heavy-tailed compute (our assumed stand-ins for Figs. 6-7)."""
     return compare(PAPER, jobs=8, workers=7, iterations=25, warmup=2, seed=0)
 
@@ -254,7 +254,7 @@ def test_strided_close_to_random_with_lower_variance(paper_runs):
 
 
 def test_faster_or_steadier_compute_helps_little():
-    # seed 002 Figs. 9-10: normal compute with mu0, sigma0 scaled; a quarter of the
+    # Jain et al., Figs. 9-10: normal compute with mu0, sigma0 scaled; a quarter of the
     # mean saves far less than three quarters of the compute time
     w, s = heavy_tailed_worker(), heavy_tailed_server()
     runs = {}

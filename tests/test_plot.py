@@ -109,7 +109,7 @@ def test_save_rejects_other_formats(tmp_path):
         plot.save(ax.figure, tmp_path / "x.pdf")
 
 
-# ---------------------------------------------------------------- error bars (issue 10 item 3)
+# ---------------------------------------------------------------- error bars
 def _with_bars(k, x, spread=0.1):
     """Estimates of throughput x at K workers with a +-spread (relative) 90% interval."""
     from perfmodel.result import Estimate

@@ -1,4 +1,4 @@
-"""Tests of perfmodel.queueing (seed 003 Sec. 2.1, eqs. 1-6).
+"""Tests of perfmodel.queueing (Li et al. 2022, Sec. 2.1, eqs. 1-6).
 
 Oracles:
 * an exact CTMC of the Fig. 5 network written here (K = 2, 3, exponential
@@ -275,7 +275,7 @@ def test_several_servers_equal_ctmc_with_server_copies(links):
 
 
 def test_async_solve_equals_ctmc_of_fig5():
-    # The seed 003 network itself, heterogeneous workers, PS links.
+    # The Li et al. 2022 network itself, heterogeneous workers, PS links.
     tf, tb = [0.1, 0.05, 0.02], [0.2, 0.1, 0.04]
     delays = np.add(tf, tb)
     service = np.tile([SL, TS, SL], (3, 1))
@@ -389,7 +389,7 @@ def test_homogeneous_thousand_workers_is_linear_in_k():
 def _approx_errors(n_cases=150, seed=1):
     """Largest relative error of the total throughput, per (method, discipline, residual).
 
-    Random networks of 1-4 worker types with 1-4 workers each and the seed 003
+    Random networks of 1-4 worker types with 1-4 workers each and the Li et al. 2022
     stations (link, server, link; class-independent service as in the paper).
     """
     rng = np.random.default_rng(seed)

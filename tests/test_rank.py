@@ -1,4 +1,7 @@
-"""Seed 004 Table 1 ranked by the optimizer (each configuration at its best plan), and Fig. 15's spread."""
+"""Yan et al. 2015, Table 1 ranked by the optimizer, and Fig. 15's spread.
+
+Each configuration is ranked at its best plan.
+"""
 
 import pytest
 from scipy.stats import spearmanr

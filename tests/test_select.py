@@ -1,4 +1,4 @@
-"""Tests of perfmodel.select: LOO-driven model choice, regime validity, error bars."""
+"""Tests of perfmodel.fit.selection: LOO-driven model choice, regime validity, error bars."""
 
 import dataclasses
 import json

@@ -1,5 +1,5 @@
 """Tests of perfmodel.sim: traces, the simulation engine against the closed forms,
-properties, TraceSim, Chrome export and seed 000's TensorFlow mechanisms.
+properties, TraceSim, Chrome export and Li et al. 2020's TensorFlow mechanisms.
 
 Running example (as in tests/test_coarse.py), worked by hand:
     M = 100 MB = 1e8 B, B = 10 Gbps = 1.25e9 B/s  ->  M/B = 0.08 s
@@ -155,7 +155,7 @@ def test_from_pipedream_small_graph():
     assert all(n.startswith("node") for n in names)
 
 
-# ---------------------------------------------------------------- closed forms (seed 003)
+# ---------------------------------------------------------------- closed forms (Li et al. 2022)
 
 SPLITS = [(M,), (20e6, 50e6, 30e6), (1e6,) * 4 + (96e6,)]
 
@@ -413,7 +413,7 @@ def test_chrome_trace_tracks_per_worker_and_resource():
         chrome_trace(simulate(t, 1, 1e9, steps=2, warmup=0))
 
 
-# ---------------------------------------------------------------- seed 000 mechanisms
+# ---------------------------------------------------------------- Li et al. 2020 mechanisms
 
 def test_http2_window_by_hand():
     # streams A = 5, B = 2, C = 4 (s at full bandwidth) queued together, WIN = 3:

@@ -1,4 +1,4 @@
-"""A plain transliteration of seed 003 Algorithm 1 (seed 000 Algorithm 3.1), and the
+"""A plain transliteration of Li et al. 2022, Algorithm 1 (Li et al. 2020, Algorithm 3.1), and the
 fast engine checked against it op by op.
 
 ``reference`` below follows the pseudo-code line by line: a queue Q of ops in
@@ -78,7 +78,7 @@ def maxmin_rates(flows, cap):
 
 def reference(traces, counts, bandwidth, mode="async", sharing="ps", steps=3, seed=0, *,
               per_flow_cap=None, window=None, jitter=None, server_sharing="nic"):
-    """Seed 003 Algorithm 1 with DESIGN.md's fixes.
+    """Li et al. 2022, Algorithm 1 with DESIGN.md's fixes.
 
     Returns ``({(w, k, op id): (start, end)}, step ends of shape (K, steps),
     ambiguous)``.  ``ambiguous`` is set when two ops were due to finish within
@@ -189,7 +189,7 @@ def reference(traces, counts, bandwidth, mode="async", sharing="ps", steps=3, se
         finished = True
         if best.res in LINKS:
             chunk = win if (best.turns == 1 and best.work > win) else best.work
-            if chunk < best.work:                 # seed 000: a stream waits for its second turn
+            if chunk < best.work:      # Li et al. 2020: a stream waits for its second turn
                 best.work -= chunk
                 scheduler[key].append(best)
                 finished = False

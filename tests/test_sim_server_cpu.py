@@ -92,7 +92,7 @@ def test_tracesim_passes_server_cpu():
     kw = dict(sharing="ps", steps=6, warmup=1, engine="python")
     own = TraceSim(**kw).estimate(prof, cluster, config)
     fcfs = TraceSim(server_cpu="fcfs", **kw).estimate(prof, cluster, config)
-    # sync, seed 003 eq. 7 with the update queue: 2 K M/B + T_F + T_B + K T_S
+    # sync, Li et al. 2022, eq. 7 with the update queue: 2 K M/B + T_F + T_B + K T_S
     mb = 100e6 / 1.25e9
     assert own.step_time == pytest.approx(8 * mb + 0.3 + 0.3)
     assert fcfs.step_time == pytest.approx(8 * mb + 0.3 + 4 * 0.3)

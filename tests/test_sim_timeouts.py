@@ -291,7 +291,7 @@ def test_compiled_engine_matches_python_with_timeouts(mode, sharing, cpu, window
 # ---------------------------------------------------------------------- TraceSim
 
 def test_tracesim_reads_the_cluster_fields():
-    # seed 003 eq. 7 for K = 4 (0.95 s) plus the pull's and the push's stall
+    # Li et al. 2022, eq. 7 for K = 4 (0.95 s) plus the pull's and the push's stall
     profile = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01,
                       batch_size=32)
     cluster = Cluster(machines=8, nic_bandwidth="10Gbps", timeout_probability=1.0,
@@ -410,7 +410,7 @@ def test_uniform_stall_is_hidden_by_the_other_pushes(monkeypatch, u, delay):
     r = simulate(ONE, K, B, "sync", "ps", timeout_probability=0.5, retransmit_timeout=RTO,
                  timeout_position="uniform", **kw)
     plain = simulate(ONE, K, B, "sync", "ps", **kw)
-    assert plain.step_time == pytest.approx(8 * 0.08 + 0.31)      # seed 003 eq. 7
+    assert plain.step_time == pytest.approx(8 * 0.08 + 0.31)      # Li et al. 2022, eq. 7
     assert r.step_time - plain.step_time == pytest.approx(delay, abs=1e-12)
     # the phase itself: the last push's end, and the others' pushes
     push_start = 4 * 0.08 + 0.3

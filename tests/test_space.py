@@ -1,4 +1,4 @@
-"""Seed 004 Fig. 7: constraints C1-C4 and the enumeration of the configuration space."""
+"""Yan et al. 2015, Fig. 7: constraints C1-C4 and the enumeration of the configuration space."""
 
 import itertools
 import math
@@ -161,7 +161,7 @@ def test_resource_triples_equal_brute_force(n, min_ps, max_ps, ps_rule):
     got = [tuple(t) for t in sp.resource_triples(n, min_ps=min_ps, max_ps=max_ps,
                                                  ps_for_replicas=ps_rule)]
     assert got == _brute_triples(n, min_ps, max_ps, ps_rule)
-    assert len(got) <= n ** 3                           # seed 004 Sec. 5.2: at most N^3
+    assert len(got) <= n ** 3                           # Yan et al. 2015, Sec. 5.2: at most N^3
 
 
 @settings(max_examples=25, deadline=None)
@@ -231,14 +231,14 @@ def test_space_size_equals_enumeration(n, k, depth, mapping, ps_rule):
 
 
 def test_space_size_paper_combinatorics():
-    # Seed 004 Sec. 5.2: per layer K x (P, R pairs) x mappings; N^3 [K N^2 N!]^L overall.
+    # Yan et al. 2015, Sec. 5.2: per layer K x (P, R pairs) x mappings; N^3 [K N^2 N!]^L overall.
     assert sp.layer_space_size(4, 3, mapping=False) == 3 * sum(4 // p for p in range(1, 5))
     assert sp.layer_space_size(3, 1) == sum(math.perm(3, s) * sum(1 for p in range(1, 4)
                                                                      for r in range(1, 4)
                                                                      if p * r == s)
                                             for s in range(1, 4))
     assert sp.paper_bound(20, 16, 8) == 20 ** 3 * (16 * 400 * math.factorial(20)) ** 8
-    # the seed-004 case: 20 machines, 16 cores, 8 layers -- huge, exact, and below the bound
+    # the Yan et al. 2015 case: 20 machines, 16 cores, 8 layers -- huge, exact, and below the bound
     big = sp.space_size(20, 16, 8)
     assert 10 ** 100 < big < sp.paper_bound(20, 16, 8)
     assert sp.mapping_count(5, 6) == 0 and sp.mapping_count(5, 0) == 1

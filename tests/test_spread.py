@@ -1,4 +1,4 @@
-"""The timeout probability read off the spread of step times (issue 10, lossy links).
+"""The timeout probability read off the spread of step times (lossy links).
 
 Hand-worked values of the moment estimator, its inverse by hypothesis, a
 cross-check against the simulator's drawn stalls, the measurement field and
@@ -307,7 +307,7 @@ def test_ns3_cells_read_the_spread_of_a_lossy_regime():
 
 
 def test_calibrate_network_holds_q_near_the_spread():
-    """`calibrate fit` (tuning.calibrate_network) bands q as the selection does; an explicit
+    """`calibrate fit` (fit.network.calibrate_network) bands q as the selection does; an explicit
     grid for it is left alone."""
     from perfmodel.tuning import calibrate_network
 
@@ -366,7 +366,7 @@ def test_simulator_candidates_replicate_on_lossy_links():
 def test_ns3_one_worker_stalls_read_by_delay_and_by_spread():
     """ns-3 (real TCP NewReno, 1 s minimum RTO, 0.3% loss per device), one worker on the
     fair 10 Gbps link: the mean-minus-median reading agrees between async (3 seeds x 39
-    steps) and sync (9 x 12), the variance reading does not (the numbers in
+    steps) and sync (9 x 12), the variance reading does not (the argument of
     coarse.timeout_probability_from_delay's docstring)."""
     from perfmodel import zoo
     from perfmodel.placement import ns3_job

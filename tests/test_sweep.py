@@ -32,7 +32,7 @@ def run(grid, **kw):
 
 # ---------------------------------------------------------------- values
 def test_one_worker_by_hand():
-    """K=1, one server, 1 Gbps: 2 M/B + T_F + T_B (seed 003 eq. 9 with K=1)."""
+    """K=1, one server, 1 Gbps: 2 M/B + T_F + T_B (Li et al. 2022, eq. 9 with K=1)."""
     rows = run(Grid.from_axes(workers=1, bandwidth="1Gbps")).records
     m_over_b = 102228128 / 125e6  # s
     assert rows[0]["step_time"] == pytest.approx(2 * m_over_b + 0.182488 + 0.260931, rel=1e-12)

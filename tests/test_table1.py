@@ -1,4 +1,4 @@
-"""Seed 004's Table 1 (ranking of 8 + 8 configurations) and Figs. 8-9 (scalability shapes).
+"""Yan et al. 2015's Table 1 (ranking of 8 + 8 configurations) and Figs. 8-9 (scalability shapes).
 
 What the model reaches, and why (zoo ``adam-mnist``, ``adam-imagenet22k``, ``yan2015``)
 --------------------------------------------------------------------------------
@@ -83,8 +83,9 @@ at 2 workers), and MNIST's best configuration is 2/9/2.
 
 References
 ----------
-Seed 004 (``004_6ca1a0991c6bf252.txt``) Sec. 6.2.1 (Figs. 8-9), Sec. 6.2.2
-(Table 1), eqs. 10-11 and T_epoch (Sec. 4.2.3).
+Yan, Ruwase, He, Chilimbi. Performance Modeling and Scalability Optimization of
+Distributed Deep Learning Systems. KDD, 2015.  Sec. 6.2.1 (Figs. 8-9),
+Sec. 6.2.2 (Table 1), eqs. 10-11 and T_epoch (Sec. 4.2.3).
 """
 
 import pytest

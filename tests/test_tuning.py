@@ -1,4 +1,7 @@
-"""Tests of perfmodel.tuning: seed 003 Sec. 4.2.1's grid choice of tunables, with CV error."""
+"""Tests of perfmodel.fit.grid and perfmodel.fit.network: tunables chosen on a grid.
+
+The grid choice of Li et al. 2022, Sec. 4.2.1, with CV error, and the per-network calibration.
+"""
 
 import dataclasses
 import json
@@ -283,9 +286,9 @@ def test_grid_helpers():
 # ------------------------------------------------------------------ DL2 use
 
 def test_dl2_sharing_weight_fit():
-    """Seed 003 Sec. 4.2.1 on real data: fit sync's sharing_weight on DL2 resnet-50.
+    """Li et al. 2022, Sec. 4.2.1 on real data: fit sync's sharing_weight on DL2 resnet-50.
 
-    The per-DNN unknowns (c, tau, u) come from perfmodel.dl2.fit_model on the
+    The per-DNN unknowns (c, tau, u) come from perfmodel.fit.dl2.fit_model on the
     2 x 2 smallest configurations; the measurements are the <= 4 x 4 ones,
     written as (workers, n_ps, bandwidth, throughput, batch_size) so that the
     predicted throughput's relative error equals the DL2 job-speed error.

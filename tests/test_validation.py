@@ -1,4 +1,4 @@
-"""Tests of perfmodel.validation: the ns-3 CSV, the matrix cells, the command."""
+"""Tests of perfmodel.fit.validation: the ns-3 CSV, the matrix cells, the command."""
 
 import json
 import math

@@ -1,7 +1,7 @@
 """The model zoo's DNN specs: exact parameter counts, shapes, the Adam totals, files.
 
 Reference parameter counts are torchvision's published ones (``torchvision.models``
-documentation); the Adam totals are seed 004 Sec. 6 "Benchmarks".
+documentation); the Adam totals are Yan et al. 2015, Sec. 6 "Benchmarks".
 """
 
 import json
@@ -125,7 +125,7 @@ def test_conv_and_fc_connections_follow_shapes(dnn):
             assert layer.flops == 2 * layer.connections, layer.name
 
 
-# ----------------------------------------------------------------------------- Adam (seed 004)
+# ------------------------------------------------------------------- Adam (Yan et al. 2015)
 
 def test_adam_mnist_matches_seed_004():
     net = zoo.load("adam-mnist")

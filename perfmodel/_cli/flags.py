@@ -8,9 +8,9 @@ from __future__ import annotations
 __all__ = ["DEFAULTS", "PROFILE_FLAGS", "CliError", "parse_int_range"]
 
 
-#: The embedded defaults: ``perfmodel optimize`` answers seed 004's question
+#: The embedded defaults: ``perfmodel optimize`` answers Yan et al. 2015's question
 #: (its ImageNet-22K DNN on its 20-machine cluster); the coarse models default
-#: to a measured ResNet-50 profile on AWS p3.2xlarge machines (seed 003's GPU
+#: to a measured ResNet-50 profile on AWS p3.2xlarge machines (Li et al. 2022's GPU
 #: testbed).
 DEFAULTS = {"profile": "zoo:resnet50-pipedream", "cluster": "zoo:aws-p3.2xlarge",
             "dnn": "zoo:adam-imagenet22k", "layerwise_cluster": "zoo:yan2015",

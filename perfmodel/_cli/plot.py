@@ -129,7 +129,7 @@ def _plot_search_space(args, plot):
     configs = [t.config() for t in resource_triples(args.machines or cluster.machines)]
     samples, pricer = epoch_samples_for(args, dnn.name), Pricer(model, dnn, cluster)
     ranked = []
-    with progress_bar(len(configs), "configurations") as tick:  # ~0.1 s each on ImageNet-22K
+    with progress_bar(len(configs), "configurations") as tick:  # slow on ImageNet-22K
         for done, config in enumerate(configs, 1):
             ranked += rank_configs(model, dnn, cluster, [config], epoch_samples=samples,
                                    pricer=pricer)

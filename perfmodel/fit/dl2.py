@@ -6,10 +6,10 @@ x 1-23 workers, with a fixed global batch split over the workers.
 
 * :func:`parse_dl2` -- text to :class:`DL2Record` (no file access; the built-in
   copy is read through :func:`perfmodel.io.read_text` by :func:`load_builtin`);
-* :func:`validate_dl2` -- issue 5 item 8: for each DNN, fit each model's
-  unknowns on the smallest configurations, predict every other configuration,
-  report mean and max relative error, for our models and for Optimus fitted on
-  the same subset.  Returns a :class:`DL2Report` (data, ``text()``, ``to_dict()``).
+* :func:`validate_dl2` -- for each DNN, fit each model's unknowns on the
+  smallest configurations, predict every other configuration, report mean and
+  max relative error, for our models and for Optimus fitted on the same
+  subset.  Returns a :class:`DL2Report` (data, ``text()``, ``to_dict()``).
 
 How a perfmodel model is fitted
 -------------------------------
@@ -28,10 +28,10 @@ The unknowns minimize the relative speed errors on the training set
 
 Training set
 ------------
-Issue 5 asks for "the measurements with at most 2 servers and 2 workers".
-Six DNNs were measured only at odd counts (1, 3, 5, ...), where that is one
-configuration for three unknowns, so the training set is the two smallest
-server counts times the two smallest worker counts of each DNN
+The intended training set is the measurements with at most 2 servers and 2
+workers.  Six DNNs were measured only at odd counts (1, 3, 5, ...), where that
+is one configuration for three unknowns, so the training set is the two
+smallest server counts times the two smallest worker counts of each DNN
 (``train_size=2``): ``{1, 2} x {1, 2}`` for resnet-50 and vgg-16, ``{1, 3} x
 {1, 3}`` for the others.  Rows with a zero speed (failed runs) are skipped and
 listed.
@@ -39,8 +39,10 @@ listed.
 References
 ----------
 Data: public repository pengyanghua/DL2, ``config_speed.txt`` (commit
-2e54920d2100bff2e14e246c423419bbd326c55b).  Models: seed 003 eqs. 1-10;
-Optimus (EuroSys 2018).  Issue 5 item 8.
+2e54920d2100bff2e14e246c423419bbd326c55b).
+
+Models: Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of
+Distributed SGD. IEEE TPDS, 2022.  Eqs. 1-10.  Optimus (EuroSys 2018).
 """
 
 from __future__ import annotations
@@ -199,15 +201,15 @@ def largest_cpu_reading(records) -> float:
     """The largest CPU reading (cores) of any server or worker in ``records``.
 
     A saturated container reads its limit, so over the calibration runs of
-    every DNN on one testbed this is the testbed's capacity (2.022 cores on
-    DL2's), which :func:`utilization_ceiling` needs; a single DNN's runs may
-    saturate nothing (seq2seq's top out at 0.93).
+    every DNN on one testbed this is the testbed's capacity, which
+    :func:`utilization_ceiling` needs; a single DNN's runs may saturate
+    nothing (seq2seq's stay well below it).
     """
     return float(max(max((*r.ps_cpu, *r.worker_cpu)) for r in records))
 
 
 def utilization_ceiling(records, *, capacity: float | None = None):
-    """The CPU ceiling on the job speed fitted to DL2 records of one DNN (issue 10).
+    """The CPU ceiling on the job speed fitted to DL2 records of one DNN.
 
     Every DL2 row carries each server's and each worker's CPU usage; the
     busiest server's and the workers' mean, with the row's speed, give
@@ -220,9 +222,8 @@ def utilization_ceiling(records, *, capacity: float | None = None):
         Measured (non-failed) rows of one DNN: at least 3 with 2 worker counts.
     capacity : float, optional
         Cores of a container; default the largest reading in ``records``.
-        The DL2 containers read at most 2.02 cores; the validation passes
-        the largest reading over every DNN's training rows, since the
-        limit is the testbed's, not the DNN's.
+        The validation passes the largest reading over every DNN's training
+        rows, since the limit is the testbed's, not the DNN's.
 
     Returns
     -------
@@ -292,7 +293,7 @@ def network(**tunables) -> Cluster:
     """The fitting cluster (``nic_bandwidth`` = 1 GB/s reference) with network tunables set.
 
     ``network(update_growth=1.0)`` is the cluster :func:`fit_model` uses when
-    the update is calibrated to cost per gradient (issue 10).
+    the update is calibrated to cost per gradient.
     """
     return _CLUSTER.replace(**tunables)
 
@@ -392,8 +393,8 @@ def report_models() -> dict:
     """Models in the report: name -> model object (fitted by :func:`fit_model`) or
     an :class:`OptimusCandidate`.
 
-    The registry's ``"dl2"`` variants (the Sync-SGD coarse models of Li et al.
-    2022, eqs. 7-10, which apply to these synchronous data, and their
+    The registry's ``"dl2"`` variants (the Sync-SGD coarse models of
+    Li et al. 2022, eqs. 7-10, which apply to these synchronous data, and their
     asynchronous MVA, eqs. 1-5, for reference), then ``optimus``, the
     baseline, whose speed function this module fits itself.
     """
@@ -524,7 +525,7 @@ def validate_dl2(records=None, *, candidates: Mapping | None = None, dnns=None,
 
     References
     ----------
-    Issue 5 item 8; data: pengyanghua/DL2 ``config_speed.txt``.
+    Data: pengyanghua/DL2 ``config_speed.txt``.
     """
     if records is None:
         records = load_builtin()

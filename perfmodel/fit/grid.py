@@ -35,10 +35,10 @@ all held-out errors.  Ties (equal objective) go to the first grid point in
 
 References
 ----------
-Li, Paolieri, Golubchik, Lin, Yan 2022, "Predicting Throughput of Distributed
-SGD", IEEE TPDS, Sec. 4.2.1 (rho_T chosen from {0.1, ..., 1.0} on 1-7 worker
-runs), eq. 5 (the hybrid threshold), eq. 9 (the average that ``sharing_weight``
-generalizes).
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 4.2.1 (rho_T chosen from {0.1, ..., 1.0} on 1-7 worker
+runs), eq. 5 (the hybrid threshold), eq. 9 (the average that
+``sharing_weight`` generalizes).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ __all__ = ["FIT_OBJECTIVES", "RHO_GRID", "MEASURED_FIELDS", "grid_range", "parse
 FIT_OBJECTIVES = ("mean_relative", "rms_relative", "max_relative")
 
 
-#: Seed 003 Sec. 4.2.1's candidate thresholds: 0.1, 0.2, ..., 1.0 (exact decimals).
+#: The candidate thresholds of Li et al. 2022, Sec. 4.2.1: 0.1, 0.2, ..., 1.0 (exact decimals).
 RHO_GRID: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(1, 11))
 
 
@@ -82,7 +82,7 @@ def grid_range(start: float, stop: float, step: float) -> tuple[float, ...]:
     """``start, start + step, ..., stop`` inclusive, rounded to the decimals given.
 
     Unlike ``np.arange(0.1, 1.01, 0.1)`` (which holds 0.30000000000000004),
-    ``grid_range(0.1, 1.0, 0.1)`` is exactly seed 003's ``0.1, 0.2, ..., 1.0``.
+    ``grid_range(0.1, 1.0, 0.1)`` is exactly Li et al. 2022's ``0.1, 0.2, ..., 1.0``.
 
     Raises
     ------
@@ -245,7 +245,7 @@ def predict_measurements(model, profile: Profile, cluster: Cluster,
 
     References
     ----------
-    Seed 003 Sec. 4.2.1.
+    Li et al. 2022, Sec. 4.2.1.
     """
     _, obj = model_object(model, options)
     ms = checked_measurements(profile, cluster, measurements)
@@ -351,7 +351,7 @@ class FitResult:
 
     References
     ----------
-    Seed 003 Sec. 4.2.1.
+    Li et al. 2022, Sec. 4.2.1.
     """
 
     model_name: str
@@ -467,8 +467,8 @@ def fit_tunables(model, profile: Profile, cluster: Cluster,
     cv : "loo", int or None
         Leave-one-out (default), k folds (``i % k``), or no cross-validation.
     objective : {"mean_relative", "rms_relative", "max_relative"}
-        What "best fit" minimizes over relative throughput errors; seed 003
-        reports mean relative error.
+        What "best fit" minimizes over relative throughput errors; Li et al. 2022
+        report mean relative error.
     options : mapping, optional
         Fixed options of the model when ``model`` is a name
         (``{"discipline": "hybrid", "overlap": True}``).
@@ -495,7 +495,7 @@ def fit_tunables(model, profile: Profile, cluster: Cluster,
 
     References
     ----------
-    Seed 003 (``003_466ded720105ddf3.txt``) Sec. 4.2.1: rho_T chosen from
+    Li et al. 2022, Sec. 4.2.1: rho_T chosen from
     ``{0.1, ..., 1.0}`` by best accuracy on 1-7 worker runs.
 
     Examples

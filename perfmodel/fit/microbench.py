@@ -1,9 +1,9 @@
-"""Seed 004 micro-benchmarks, measured on the machine they run on.
+"""The micro-benchmarks of Yan et al. 2015, measured on the machine they run on.
 
-Seed 004 (``004_6ca1a0991c6bf252.txt``, Sec. 4.1-4.2) prices every segment of
-a layer with a handful of hardware constants, each "obtained through profiling
-a micro benchmark that emulates feed-forward evaluation ... (i.e., canonical
-computation)" (its Fig. 5)::
+Yan et al. 2015 (Sec. 4.1-4.2) price every segment of a layer with a handful
+of hardware constants, each "obtained through profiling a micro benchmark that
+emulates feed-forward evaluation ... (i.e., canonical computation)" (their
+Fig. 5)::
 
     for i in segment:                 # N neurons
         y_i = sum_j w_ij * a_j        # |S_i| multiply-adds, C_muladd each
@@ -37,8 +37,9 @@ them.  The same processes serve the interference measurement: ``H`` of them
 run the canonical code at once, each on one BLAS thread and, where the
 platform allows, pinned to its own CPU (``pin=True``).  The weight matrices
 live in shared memory (:mod:`multiprocessing.shared_memory`) so that the
-``H`` processes share one copy of the weights, as the threads of seed 004's
-Sec. 4.2.1 do; each process has its own input vector (its own sample).
+``H`` processes share one copy of the weights, as the threads of
+Yan et al. 2015, Sec. 4.2.1 do; each process has its own input vector (its
+own sample).
 
 Because spawn re-imports the caller's ``__main__`` module, a script calling
 :func:`calibrate` must do so under ``if __name__ == "__main__":``.
@@ -54,9 +55,10 @@ This module opens no files itself: the sysfs cache description is read through
 
 References
 ----------
-Seed 004, Sec. 4.1.1 eq. 5 and Fig. 5 (C_muladd, C_act), Sec. 4.1.2 eq. 7
-(C_err), Sec. 4.1.3 eq. 8 (weight updates priced with C_muladd), Sec. 4.2.1
-eq. 9 (C_interf).
+Yan, Ruwase, He, Chilimbi. Performance Modeling and Scalability Optimization of
+Distributed Deep Learning Systems. KDD, 2015.  Sec. 4.1.1 eq. 5 and Fig. 5
+(C_muladd, C_act), Sec. 4.1.2 eq. 7 (C_err), Sec. 4.1.3 eq. 8 (weight updates
+priced with C_muladd), Sec. 4.2.1 eq. 9 (C_interf).
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ __all__ = [
     "calibrate", "calibrated_cluster",
 ]
 
-#: Activation functions the canonical code can use (seed 004 Fig. 5's ``f``).
+#: Activation functions the canonical code can use (Yan et al. 2015, Fig. 5's ``f``).
 ACTIVATIONS = ("sigmoid", "tanh", "relu")
 
 #: Environment variables set to 1 in the benchmark processes (one BLAS thread).
@@ -258,7 +260,7 @@ def detect_cache() -> CacheInfo:
 class BenchmarkPlan:
     """What the benchmarks compute: sizes and counts, independent of timing.
 
-    A segment of ``rows`` neurons each with ``cols`` inputs (seed 004's
+    A segment of ``rows`` neurons each with ``cols`` inputs (Yan et al. 2015's
     N_neuron(l, p) and |S_i|) is an FP32 ``rows x cols`` weight matrix.
 
     Attributes
@@ -406,12 +408,12 @@ def weights(shape: tuple[int, int], seed: int, stream: int = 0,
 # ------------------------------------------------------------------ canonical code
 
 def matvec(w: np.ndarray, a: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``y = W @ a``: the multiply-add loop of seed 004 Fig. 5 (C_muladd each)."""
+    """``y = W @ a``: the multiply-add loop of Yan et al. 2015, Fig. 5 (C_muladd each)."""
     return np.matmul(w, a, out=y)
 
 
 def activate(y: np.ndarray, out: np.ndarray, kind: str = "sigmoid") -> np.ndarray:
-    """``out = f(y)`` elementwise, without temporaries (C_act per element, seed 004 eq. 5).
+    """``out = f(y)`` elementwise, without temporaries (C_act per element, Yan et al. 2015, eq. 5).
 
     Examples
     --------
@@ -430,7 +432,7 @@ def activate(y: np.ndarray, out: np.ndarray, kind: str = "sigmoid") -> np.ndarra
 
 
 def error_term(a: np.ndarray, e: np.ndarray, out: np.ndarray, kind: str = "sigmoid") -> np.ndarray:
-    """``out = f'(y) * e`` from the activation ``a = f(y)`` (C_err per element, seed 004 eq. 7).
+    """``out = f'(y) * e`` from ``a = f(y)`` (C_err per element, Yan et al. 2015, eq. 7).
 
     The derivative is written from the activation as back-propagation does:
     ``a (1 - a)`` for the sigmoid, ``1 - a**2`` for tanh, ``sign(a)`` (0 or 1)
@@ -450,7 +452,7 @@ def error_term(a: np.ndarray, e: np.ndarray, out: np.ndarray, kind: str = "sigmo
 
 def canonical_forward(w: np.ndarray, a: np.ndarray, y: np.ndarray,
                       kind: str = "sigmoid") -> np.ndarray:
-    """Seed 004 Fig. 5 for one sample: ``y = W @ a`` then ``y = f(y)`` in place."""
+    """Yan et al. 2015, Fig. 5 for one sample: ``y = W @ a`` then ``y = f(y)`` in place."""
     return activate(matvec(w, a, y), y, kind)
 
 
@@ -707,7 +709,7 @@ def _alone(bench: _Bench, plan: BenchmarkPlan, matrix: str) -> tuple[list[float]
 
 
 def _interference(bench: _Bench, plan: BenchmarkPlan, matrix: str) -> tuple[tuple, list[Spread]]:
-    """Seed 004 eq. 9: C_interf(H) for H = 1..threads of the canonical forward code.
+    """Yan et al. 2015, eq. 9: C_interf(H) for H = 1..threads of the canonical forward code.
 
     The one-process time is measured with each process running alone (its
     spread is returned as ``forward_<matrix>``); for H >= 2, processes 0..H-1 run
@@ -726,7 +728,7 @@ def _interference(bench: _Bench, plan: BenchmarkPlan, matrix: str) -> tuple[tupl
 
 
 def _eq5_ratio(forward: Spread, shape: tuple[int, int], c_muladd: float, c_act: float) -> float:
-    """Measured canonical forward time over seed 004 eq. 5's C_muladd W + C_act N."""
+    """Measured canonical forward time over Yan et al. 2015, eq. 5's C_muladd W + C_act N."""
     rows, cols = shape
     return forward.median / (c_muladd * rows * cols + c_act * rows)
 
@@ -735,7 +737,7 @@ def _eq5_ratio(forward: Spread, shape: tuple[int, int], c_muladd: float, c_act: 
 
 @dataclass(frozen=True)
 class HardwareCalibration:
-    """Seed 004 hardware constants measured on this machine (SI units).
+    """Yan et al. 2015 hardware constants measured on this machine (SI units).
 
     Attributes
     ----------
@@ -753,7 +755,7 @@ class HardwareCalibration:
         Where ``cache_bytes`` came from (see :func:`detect_cache`).
     interference : tuple of float
         C_interf(H), H = 1..threads (eq. 9), of the out-of-cache canonical
-        code: H processes competing for memory bandwidth, the effect seed 004
+        code: H processes competing for memory bandwidth, the effect Yan et al. 2015
         Sec. 4.2.1 names.  First entry exactly 1.0.  This is the table
         :meth:`to_cluster_fields` returns.
     interference_cache : tuple of float
@@ -854,9 +856,9 @@ def _resolve_cache(cache_bytes) -> CacheInfo:
 def calibrate(*, quick: bool = False, max_threads: int | None = None, seed: int = 0,
               repeats: int | None = None, activation: str = "sigmoid", pin: bool = True,
               cache_bytes: float | None = None) -> HardwareCalibration:
-    """Measure seed 004's hardware constants on this machine.
+    """Measure Yan et al. 2015's hardware constants on this machine.
 
-    Runs the canonical feed-forward code of seed 004 Fig. 5 (``y = W @ a``,
+    Runs the canonical feed-forward code of Yan et al. 2015, Fig. 5 (``y = W @ a``,
     ``f(y)``, FP32, one sample) in ``max_threads`` spawn subprocesses with one
     BLAS thread each (see the module notes), and times:
 
@@ -869,8 +871,8 @@ def calibrate(*, quick: bool = False, max_threads: int | None = None, seed: int 
     Parameters
     ----------
     quick : bool
-        About 1-3 s instead of about 10 s: 5 samples of >= 2 ms, a smaller
-        out-of-cache matrix.
+        Fewer, shorter samples (5 of >= 2 ms instead of 31 of >= 10 ms) and
+        a smaller out-of-cache matrix: faster, noisier.
     max_threads : int, optional
         Largest H of C_interf(H), in [1, os.cpu_count()]; default: the CPUs
         this process may run on.
@@ -899,7 +901,7 @@ def calibrate(*, quick: bool = False, max_threads: int | None = None, seed: int 
 
     References
     ----------
-    Seed 004 Sec. 4.1 eqs. 5, 7, 8 and Fig. 5; Sec. 4.2.1 eq. 9.
+    Yan et al. 2015, Sec. 4.1 eqs. 5, 7, 8 and Fig. 5; Sec. 4.2.1 eq. 9.
     """
     start = time.perf_counter()
     cores = os.cpu_count() or 1
@@ -950,7 +952,7 @@ def _assemble(found: dict, plan: BenchmarkPlan, cache: CacheInfo, cores: int, he
 
 
 def calibrated_cluster(base: Cluster, calibration: HardwareCalibration) -> Cluster:
-    """``base`` with seed 004's hardware constants replaced by the measured ones.
+    """``base`` with Yan et al. 2015's hardware constants replaced by the measured ones.
 
     Parameters
     ----------

@@ -3,7 +3,7 @@
 :func:`calibrate_network` fits the :class:`~perfmodel.specs.Cluster` fields
 that describe how a network departs from the papers' ideal one
 (``link_efficiency``: goodput over line rate; ``sharing_weight``: PS against
-FCFS sharing of a link, 0.5 in Li et al. 2022 eq. 9; ``update_growth``: a sync
+FCFS sharing of a link, 0.5 in Li et al. 2022, eq. 9; ``update_growth``: a sync
 update costing ``t_update ((1 - g) + g K)``; ``compute_cv``: the spread of a
 worker's compute time; ``timeout_probability`` on a lossy link) from a few runs
 of one job, on top of :func:`perfmodel.fit.grid.fit_tunables`.  The result's
@@ -52,8 +52,8 @@ CALIBRATION_GRIDS: dict[str, tuple[float, ...]] = {
 }
 
 
-#: Coarser defaults when the model is the simulator (about 0.1 s per
-#: estimate): 6 + 5 + 3 + 4 values for a coordinate search.
+#: Coarser defaults when the model is the simulator (far slower per estimate
+#: than a closed form): 6 + 5 + 3 + 4 values for a coordinate search.
 SIM_GRIDS: dict[str, tuple[float, ...]] = {
     "link_efficiency": grid_range(0.5, 1.0, 0.1),
     "sharing_weight": grid_range(0.0, 1.0, 0.25),
@@ -77,7 +77,7 @@ CALIBRATION_PARAMS: tuple[str, ...] = ("link_efficiency", "sharing_weight", "upd
                                        "compute_cv")
 
 
-#: Default model per measured mode: the sync hybrid (seed 003 eq. 9) and the MVA.
+#: Default model per measured mode: the sync hybrid (Li et al. 2022, eq. 9) and the MVA.
 CALIBRATION_MODELS: dict[str, str] = {"sync": "sync", "async": "async"}
 
 
@@ -380,11 +380,11 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
                       grids: Mapping[str, Sequence] | None = None, cv="loo",
                       objective: str = "mean_relative", search: str = "auto",
                       source: str = "") -> NetworkCalibration:
-    """Fit a network's parameters from a few measured runs of one job (issue 10 item 1).
+    """Fit a network's parameters from a few measured runs of one job.
 
     The values go into the :class:`Cluster` (the cluster file), so every model
     reads them: ``link_efficiency`` (goodput over line rate), ``sharing_weight``
-    (PS against FCFS sharing, seed 003 eq. 9 uses 0.5), ``update_growth``
+    (PS against FCFS sharing, Li et al. 2022, eq. 9 uses 0.5), ``update_growth``
     (the sync update costs ``t_update ((1 - g) + g K)``) and ``compute_cv``
     (spread of one worker's compute time; only the simulator and GST see it).
 
@@ -420,9 +420,9 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
         the uncalibrated one.  One exception: when ``timeout_probability`` is
         fitted from its default grid and measurements carry a
         ``step_time_median`` or ``step_time_std``, its values are those within
-        :data:`perfmodel.select.TIMEOUT_BAND` of what the step times imply
-        (:func:`perfmodel.select.timeouts_from_step_times`), as the model selection
-        holds them.
+        :data:`perfmodel.fit.timeouts.TIMEOUT_BAND` of what the step times imply
+        (:func:`perfmodel.fit.timeouts.timeouts_from_step_times`), as the model
+        selection holds them.
     cv : "loo", int or None
         Cross-validation of the whole grid search (see :func:`fit_tunables`).
     objective : {"mean_relative", "rms_relative", "max_relative"}
@@ -434,7 +434,7 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
         from the current values, sweeping until nothing changes (at most
         :data:`COORDINATE_SWEEPS` sweeps); LOO reruns the whole search per
         fold; estimates are remembered, so revisited points are free.
-        ``"auto"``: coordinate for the simulator (about 0.1 s per estimate,
+        ``"auto"``: coordinate for the simulator (far slower per estimate,
         with the coarser :data:`SIM_GRIDS` as defaults), joint otherwise.
     source : str
         Name of the measurements for the provenance note (default: the path
@@ -461,17 +461,17 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
     One joint grid over the parameters that matter, on top of
     :func:`fit_tunables` (exhaustive, so the optimum of the grid is found and
     LOO refits are exact); cost ``prod(grid sizes) x measurements``
-    estimates: 15 x 11 x 11 points for the sync hybrid with ``t_update > 0``,
-    about 0.3 s on 3 measurements.  With one bandwidth and no overlap the
-    hybrid's step time is linear in K, and ``sharing_weight`` and
-    ``update_growth`` both only change its slope: measure a second bandwidth
-    (or ``n_ps``) to separate them; ``ranges`` shows when they are not.
+    estimates: 15 x 11 x 11 points for the sync hybrid with ``t_update > 0``.
+    With one bandwidth and no overlap the hybrid's step time is linear in K,
+    and ``sharing_weight`` and ``update_growth`` both only change its slope:
+    measure a second bandwidth (or ``n_ps``) to separate them; ``ranges``
+    shows when they are not.
 
     References
     ----------
-    Seed 003 (``003_466ded720105ddf3.txt``) Sec. 4.2.1 (tunables chosen on a
-    preliminary profiling), eqs. 7-10 (update once per step), eq. 9 (the
-    0.5 average ``sharing_weight`` generalizes); seed 001 eq. 7 (sigma).
+    Li et al. 2022, Sec. 4.2.1 (tunables chosen on a preliminary profiling),
+    eqs. 7-10 (update once per step), eq. 9 (the 0.5 average
+    ``sharing_weight`` generalizes); Zhang et al. 2023, eq. 7 (sigma).
 
     Examples
     --------

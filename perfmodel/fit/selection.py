@@ -1,12 +1,12 @@
-"""Choosing the model that fits a calibrated network, with error bars (issue 10 items 2-3).
+"""Choosing the model that fits a calibrated network, with error bars.
 
-Each seed model carries assumptions about the network (seed 003 eq. 9's fixed
-50/50 PS/FCFS average, the nominal line rate, a per-step PS update, workers
-that drift apart in the MVA).  Given a few measured configurations of one job
-on one network, this module
+Each model of the papers carries assumptions about the network (the fixed
+50/50 PS/FCFS average of Li et al. 2022, eq. 9, the nominal line rate, a
+per-step PS update, workers that drift apart in the MVA).  Given a few
+measured configurations of one job on one network, this module
 
 * calibrates every *candidate* (a model and the tunables it may fit) on the
-  measurements by :func:`perfmodel.tuning.fit_tunables` (grid search, tunables
+  measurements by :func:`perfmodel.fit.grid.fit_tunables` (grid search, tunables
   in the cluster file: ``link_efficiency``, ``sharing_weight``,
   ``update_growth``; model options such as ``rho_threshold``), with
   leave-one-out (LOO) residuals;
@@ -25,29 +25,30 @@ Regime validity (named options of :func:`select_model`)
 * Async lock-step: async workers with near-constant compute times on a fairly
   shared link stay in lock-step: every worker sends at the same moment and the
   link is shared as in a synchronous step, so the MVA's averages (which assume
-  workers drift apart, seed 003 eqs. 1-5) overpredict.  When the compute
+  workers drift apart, Li et al. 2022, eqs. 1-5) overpredict.  When the compute
   time's coefficient of variation is below ``lockstep_cv`` (default 0.05) and
   the link is fair (``link_sharing="fair"``), the MVA is out of its regime and
-  the lock-step model (:class:`LockStep`: seed 003 eq. 7 per worker) is in it;
+  the lock-step model (:class:`~perfmodel.coarse.LockStep`: Li et al. 2022, eq. 7
+  per worker) is in it;
   with ``compute_cv >= lockstep_cv`` the reverse.  With the link's sharing
   unknown (``link_sharing=None``) both stay valid and the LOO error decides.
-  The issue names this rule; the threshold 0.05 is our choice: below it a
+  The threshold 0.05 is our choice: below it a
   worker's step drifts by less than one transfer time of a ResNet-50-sized
   model at 10 Gbps within about ten steps.
 * Link sharing (``link_sharing``, when known): a fair queue shares the
-  server's link as processor sharing, seed 003 eq. 7 (``sync-ps``,
+  server's link as processor sharing, Li et al. 2022, eq. 7 (``sync-ps``,
   ``sim-ps``, the lock-step model).  TCP flows through a FIFO (drop-tail)
   queue also share it about equally: on the ns-3 matrix's loss-free FIFO
-  regimes eq. 7 / ``sim-ps`` with the header efficiency is within 4% of ns-3
-  up to 10 workers, where FCFS sharing (eq. 8) is 24-69% too fast.  So the
-  PS-sharing candidates are valid on both; seed 003's FCFS and hybrid
+  regimes eq. 7 / ``sim-ps`` with the header efficiency stays close to ns-3
+  up to 10 workers, where FCFS sharing (eq. 8) is far too fast.  So the
+  PS-sharing candidates are valid on both; Li et al. 2022's FCFS and hybrid
   (eq. 9, fitted on AWS, whose network may serve flows more unequally) stay
   valid on FIFO links only: ``sync-hybrid`` with its fitted weight,
   ``sync-fcfs`` and ``sim-fcfs`` (eq. 8, the FIFO extreme).  The async MVA
   selects its discipline itself (eq. 5) and stays valid with either.  A
   candidate that does not share the server's link between workers at all
-  (seed 001's GST, whose eqs. 10-12 time one worker's transfer) is valid
-  only when the sharing is unknown.
+  (Zhang et al. 2023's GST, whose eqs. 10-12 time one worker's transfer) is
+  valid only when the sharing is unknown.
 * Lossy links (``lossy=True`` of :func:`select_model`): every candidate fits
   first the chance ``q`` that a message stalls for one retransmission
   timeout (``Cluster.timeout_probability``; the stall is
@@ -60,13 +61,15 @@ Regime validity (named options of :func:`select_model`)
   draws the stalls.  From one or two configurations a timeout and a slower
   link both just lengthen a step, so the two trade along a ridge; when the
   measurements give the median or the spread of the step time
-  (``step_time_median``, ``step_time_std``), :func:`timeouts_from_step_times` reads q
-  off them (a timeout lengthens a few steps by a whole RTO, a slower link
-  every step a little) and every candidate's q is
-  held within a factor :data:`TIMEOUT_BAND` of that estimate, its grid values
-  in the band ordered nearest first (:func:`with_timeout_band`); the means then
-  fit the efficiency.  On the ns-3 matrix this took the sync lossy regimes
-  from 11.0% to 4.7% mean error (README).
+  (``step_time_median``, ``step_time_std``),
+  :func:`~perfmodel.fit.timeouts.timeouts_from_step_times` reads q off them (a
+  timeout lengthens a few steps by a whole RTO, a slower link every step a
+  little) and every candidate's q is held within a factor
+  :data:`~perfmodel.fit.timeouts.TIMEOUT_BAND` of that estimate, its grid
+  values in the band ordered nearest first
+  (:func:`~perfmodel.fit.timeouts.with_timeout_band`); the means then fit the
+  efficiency.  On the ns-3 matrix this is a large improvement on the sync
+  lossy regimes (README).
 * A candidate outside its regime is chosen only when no candidate is valid.
 
 Error bars
@@ -101,10 +104,16 @@ simulator's replications) the two are joined (the wider on each side).
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``): eqs. 1-5 (MVA), eq. 7 (PS sharing),
-eqs. 7-10 (sync coarse), Sec. 4.2.1 (calibration by profiling); seed 001
-(GST percentiles).  Barber, Candes, Ramdas, Tibshirani, "Predictive inference
-with the jackknife+", Ann. Statist. 49(1), 2021.  Issue 10 items 2-3.
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Eqs. 1-5 (MVA), eq. 7 (PS sharing), eqs. 7-10 (sync coarse),
+Sec. 4.2.1 (calibration by profiling).
+
+Zhang, Zhang, Wei, Pan, Huang. Performance Modeling and Analysis of
+Distributed Deep Neural Network Training with Parameter Server. 2023
+(GST percentiles).
+
+Barber, Candes, Ramdas, Tibshirani, "Predictive inference with the
+jackknife+", Ann. Statist. 49(1), 2021.
 """
 
 from __future__ import annotations
@@ -144,7 +153,7 @@ LOSSY_REPLICATIONS = 4
 #: the link efficiency (goodput / line rate) from 1.0, so ties keep the nominal rate;
 #: the update growth g of t_U(K) = t_update ((1 - g) + g K) from 0 (an update per step);
 #: the sharing weight (1: PS sharing, 0: FCFS) from eq. 9's 0.5 outwards; rho_T from
-#: Li et al. 2022 Sec. 4.2.1's grid, its AWS value 0.6 first; the timeout probability q
+#: the grid of Li et al. 2022, Sec. 4.2.1, its AWS value 0.6 first; the timeout probability q
 #: per message on a lossy link (``Cluster.timeout_probability``) from 0.
 TUNABLE_GRIDS: Mapping[str, tuple] = {
     "link_efficiency": tuple(round(1.0 - 0.02 * i, 2) for i in range(26)),
@@ -288,7 +297,7 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     overlap : bool
         Communication overlapped with computation (Li et al. 2022, eqs. 6 and 10).
     simulate : bool
-        Include the trace-driven simulator (about 10 ms per estimate).
+        Include the trace-driven simulator (a simulation per estimate: the slowest).
     blocks : int
         With ``overlap``, the simulator runs the profile split into this many
         equal layer blocks (:class:`~perfmodel.sim.model.BlockTrace`).
@@ -373,7 +382,7 @@ def cpu_ceiling(profile: Profile, measurements, *, capacity: float | None = None
     Parameters
     ----------
     profile : Profile
-    measurements : sequence of perfmodel.tuning.Measurement
+    measurements : sequence of perfmodel.measurements.Measurement
     capacity : float or None, cores
         CPU a server or a worker may use; None: the largest reading, right
         when some run saturated a server or a worker.
@@ -586,7 +595,7 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         One worker's profile.
     cluster : Cluster
         The network before calibration.
-    measurements : sequence of perfmodel.tuning.Measurement
+    measurements : sequence of perfmodel.measurements.Measurement
     level : float
         Interval level.
 
@@ -598,7 +607,7 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
     Raises
     ------
     SpecError, Infeasible
-        From :func:`perfmodel.tuning.fit_tunables`.
+        From :func:`perfmodel.fit.grid.fit_tunables`.
     """
     ms = tuple(measurements)
     if not candidate.grid:   # nothing to fit: predictions as given, LOO = plain residuals
@@ -681,8 +690,7 @@ def choose(scores: Sequence[Score], *, tolerance: float = 0.01) -> tuple[int, st
     candidate is exact: two calibration points cannot tell an approximation
     from the mechanism it approximates (both fit 1 and 2 workers), but they
     part at 12 (on the ns-3 matrix's fair regimes this choice was better in
-    6 of the 7 it changed: 11.8% to 5.1% mean error on async fair lossy
-    1 Gbps, 7.9% to 3.6% on sync fair lossy 10 Gbps).
+    nearly every regime where it changed the pick).
 
     Raises
     ------
@@ -807,7 +815,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     cluster : Cluster
         The network before calibration (its ``compute_cv`` is read when
         ``compute_cv`` is None).
-    measurements : sequence of perfmodel.tuning.Measurement
+    measurements : sequence of perfmodel.measurements.Measurement
         Measured configurations of the job, at least 2 (for LOO).
     candidates : sequence of ModelCandidate, optional
         Default: :func:`default_candidates` for ``mode`` and ``overlap``.
@@ -832,13 +840,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         (False, default) or unknown (None); see :func:`default_candidates`.
         Unless False, measurements with a ``step_time_std`` hold every
         candidate's timeout probability within ``timeout_band`` of the one
-        the step times imply (:func:`timeouts_from_step_times`,
-        :func:`with_timeout_band`).
+        the step times imply
+        (:func:`~perfmodel.fit.timeouts.timeouts_from_step_times`,
+        :func:`~perfmodel.fit.timeouts.with_timeout_band`).
     simulate : bool
         For the default candidates: include the trace-driven simulator
-        (``sim-ps``, ``sim-fcfs``; about 0.3 s more on two loss-free points,
-        1.4 s more on lossy ones),
-        as the validation matrix does; on a fair link (``link_sharing``)
+        (``sim-ps``, ``sim-fcfs``; slower, most of all on lossy links), as the
+        validation matrix does; on a fair link (``link_sharing``)
         ``sim-ps`` is exact and preferred within the tolerance (:func:`choose`).
     timeout_band : float
         That factor, >= 1 (default :data:`TIMEOUT_BAND`; ``math.inf`` keeps

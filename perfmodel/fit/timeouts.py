@@ -29,8 +29,8 @@ __all__ = ["TIMEOUT_BAND", "timeouts_from_step_times", "timeout_why", "with_time
 #: How far (a factor either way) a candidate's timeout probability may stray from
 #: the step-time spread's estimate: a spread measured over a dozen stalls is known
 #: to about +-50% (Poisson counts that clump), so a factor 2 is about two standard
-#: errors.  On the ns-3 matrix's lossy regimes 2 and 3 did about as well (4.7% and
-#: 5.1% sync mean error), the estimate itself (factor 1) worse (7.2%).
+#: errors.  On the ns-3 matrix's lossy regimes 2 and 3 did about as well, the
+#: estimate itself (factor 1) worse.
 TIMEOUT_BAND = 2.0
 
 
@@ -56,7 +56,7 @@ def timeouts_from_step_times(profile: Profile, cluster: Cluster, measurements, *
     profile : Profile
     cluster : Cluster
         Its ``retransmit_timeout`` and ``compute_cv`` are read.
-    measurements : sequence of perfmodel.tuning.Measurement
+    measurements : sequence of perfmodel.measurements.Measurement
     mode : {"sync", "async"} or None
         For measurements without a mode (default sync).
 
@@ -128,8 +128,8 @@ def band_values(values, probability: float, band: float) -> tuple:
 
 def step_time_band(profile, cluster, ms, grid, grids, model=None) -> dict:
     """The timeout probabilities the measured step times (median or spread) allow, when
-    fitted from the default grid (:func:`perfmodel.select.timeouts_from_step_times`, within
-    :data:`perfmodel.select.TIMEOUT_BAND`); {} otherwise.  Measurements without a mode
+    fitted from the default grid (:func:`timeouts_from_step_times`, within
+    :data:`TIMEOUT_BAND`); {} otherwise.  Measurements without a mode
     take the model's: an asynchronous model's step is one worker's cycle."""
     if "timeout_probability" not in grid or "timeout_probability" in (grids or {}):
         return {}

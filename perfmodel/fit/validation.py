@@ -1,6 +1,6 @@
 """The validation matrix: every model, before and after calibration, on real and ns-3 data.
 
-Issue 10 item 4.  Two datasets, each split into *groups* (one job on one
+Two datasets, each split into *groups* (one job on one
 network), each group into calibration points (at most 2 configurations per
 network, or 2 servers x 2 workers for DL2) and test points (the rest).  Per
 group and model the matrix holds the mean and max relative throughput error
@@ -12,10 +12,10 @@ group and model the matrix holds the mean and max relative throughput error
     rho_T = 0.6);
 ``calibrated``
     the model with its network parameters fitted on the calibration points
-    (:func:`perfmodel.select.calibrate_candidate`, grid search, the same
-    grids as :func:`perfmodel.select.default_candidates`);
+    (:func:`perfmodel.fit.selection.calibrate_candidate`, grid search, the
+    same grids as :func:`perfmodel.fit.selection.default_candidates`);
 
-and a ``selected`` row: the model :func:`perfmodel.select.choose` picks by
+and a ``selected`` row: the model :func:`perfmodel.fit.selection.choose` picks by
 leave-one-out error on the calibration points and regime, with its 90%
 interval's coverage of the test points.  The selection picks among the
 toolkit's models; the baselines of other groups (:data:`BASELINES`: Lin et
@@ -24,14 +24,14 @@ own for comparison and are never recommended.
 
 DL2 (:func:`dl2_cells`)
 -----------------------
-Real MXNet ``dist_sync`` speeds (:mod:`perfmodel.dl2`).  There is no profile:
+Real MXNet ``dist_sync`` speeds (:mod:`perfmodel.fit.dl2`).  There is no profile:
 every stage fits the job's unknowns ``(c, tau, u)`` (compute per sample,
 transfer of the model, update) on the 2 smallest server counts x 2 smallest
-worker counts, as :func:`perfmodel.dl2.validate_dl2` does; ``default`` keeps
+worker counts, as :func:`perfmodel.fit.dl2.validate_dl2` does; ``default`` keeps
 the network parameters at their defaults, ``calibrated`` also chooses
 ``update_growth`` from :data:`DL2_GROWTH` (best training error) and holds
 the prediction under the CPU ceiling of the same 4 runs
-(:func:`perfmodel.dl2.utilization_ceiling`, the utilization law; the
+(:func:`perfmodel.fit.dl2.utilization_ceiling`, the utilization law; the
 containers' capacity is the largest CPU reading of any DNN's calibration
 runs, since the limit is the testbed's).  The selected row picks among all
 models at both stages by LOO on the 4 points and is capped the same way.
@@ -49,19 +49,25 @@ own command, see the file's header).  A group is one regime (all columns but
 Calibration points: the :data:`NS3_TRAIN_WORKERS` worker counts; the rest
 are test points.  With overlap the simulator runs the profile in the
 header's "overlap in N blocks" layer blocks (default 4,
-:class:`perfmodel.select.BlockTrace`, one whole-gradient update), as the ns-3
-job overlaps; where the header says the PS has one update CPU applying whole
-gradients first come first served, the simulator's ``server_cpu="fcfs"`` is
-used for the regimes that apply every gradient (async, sync per gradient).  The cluster is ``Cluster(nic_bandwidth=bandwidth,
-compute_cv=compute_cv)``: the compute spread is an input of the run, known
-to both stages.  The link's queue (``fair`` or ``fifo``) is passed to the
-selection as ``link_sharing`` (the regime's known validity, see
-:mod:`perfmodel.select`).
+:class:`perfmodel.sim.model.BlockTrace`, one whole-gradient update), as the
+ns-3 job overlaps; where the header says the PS has one update CPU applying
+whole gradients first come first served, the simulator's
+``server_cpu="fcfs"`` is used for the regimes that apply every gradient
+(async, sync per gradient).  The cluster is
+``Cluster(nic_bandwidth=bandwidth, compute_cv=compute_cv)``: the compute
+spread is an input of the run, known to both stages.  The link's queue
+(``fair`` or ``fifo``) is passed to the selection as ``link_sharing`` (the
+regime's known validity, see :mod:`perfmodel.fit.selection`).
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``) eqs. 1-10 and Sec. 4; seed 001 (GST);
-DL2 (pengyanghua/DL2 ``config_speed.txt``); Optimus (EuroSys 2018).  Issue 10.
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Eqs. 1-10 and Sec. 4.
+
+Zhang, Zhang, Wei, Pan, Huang. Performance Modeling and Analysis of
+Distributed Deep Neural Network Training with Parameter Server. 2023 (GST).
+
+DL2 (pengyanghua/DL2 ``config_speed.txt``); Optimus (EuroSys 2018).
 """
 
 from __future__ import annotations
@@ -573,7 +579,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         cpu = header.get("server_cpu", "own") if per_gradient else "own"
         lossy = first.loss_rate > 0
         # on a lossy link the calibration runs' step-time spread holds q near its estimate,
-        # as select_model does (select.timeouts_from_step_times)
+        # as select_model does
         spread = timeouts_from_step_times(prof, cluster, train, mode=first.mode) if lossy else None
         for name, cand in _ns3_models(first.mode, first.overlap, header.get("blocks", 4),
                                       horizon, cpu, lossy=lossy).items():
@@ -707,7 +713,7 @@ class Matrix:
 
     def groups_markdown(self, dataset: str = "ns3") -> str:
         """Per group of ``dataset``: the selected model, its errors, coverage and whether it
-        meets issue 10's target (5% mean and 10% max on ns-3, 10% mean on DL2)."""
+        meets the accuracy target (5% mean and 10% max on ns-3, 10% mean on DL2)."""
         lines = ["| group | selected | mean | max | 90% coverage | target met |",
                  "|---|---|---|---|---|---|"]
         for c in self.cells:
@@ -727,8 +733,8 @@ class Matrix:
 
         A regime is lossy when its label says so (the ns-3 backend's labels
         carry ``lossy`` / ``lossfree``).  Columns: mean over regimes of the mean
-        error, the largest max, regimes meeting issue 10's target (5% mean and
-        10% max) and the mean interval coverage.
+        error, the largest max, regimes meeting the accuracy target (5% mean
+        and 10% max) and the mean interval coverage.
         """
         lines = ["| regimes | mean error | max error | regimes meeting 5% / 10% | "
                  "interval coverage |", "|---|---|---|---|---|"]
@@ -760,7 +766,7 @@ class Matrix:
 def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
                       dnns: Sequence[str] | None = None,
                       ns3_train_workers: Sequence[int] = NS3_TRAIN_WORKERS) -> Matrix:
-    """The whole matrix (``perfmodel validate matrix``); about 30 s on 2 cores.
+    """The whole matrix (``perfmodel validate matrix``).
 
     Parameters
     ----------

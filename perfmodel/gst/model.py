@@ -259,7 +259,7 @@ class GST:
 
     Notes
     -----
-    Per-network calibration (:func:`perfmodel.tuning.calibrate_network`):
+    Per-network calibration (:func:`perfmodel.fit.network.calibrate_network`):
     UP is ``t_update ((1 - g) + g N)`` with g = ``cluster.update_growth``
     (0: the profile's update once per step); when ``sigma``, ``cv`` and
     ``distribution`` are all unset, eq. 7's sigma is ``cluster.compute_cv``

@@ -1,5 +1,5 @@
-"""The event loop of the simulator: seed 003 Algorithm 1 (with DESIGN.md's two
-fixes) and seed 000 Algorithm 3.1, over flat buffers.
+"""The event loop of the simulator: Li et al. 2022, Algorithm 1 (with DESIGN.md's two
+fixes) and Li et al. 2020, Algorithm 3.1, over flat buffers.
 
 This module is written in the subset of Python that numba compiles: scalars
 and flat 1-D buffers indexed by integers; no objects, no closures, no
@@ -15,7 +15,7 @@ Sizes: ``W`` workers, ``S`` servers, ``NS = 4 S`` slots, ``L = 2 S`` links,
 ``X = W NS`` queues.  Indices:
 
 * slot ``sl = kind * S + server``, kind 0 downlink, 1 worker, 2 uplink, 3 ps
-  (worker ops use server 0); queue ``q = w * NS + sl`` (seed 003
+  (worker ops use server 0); queue ``q = w * NS + sl`` (Li et al. 2022's
   ``scheduler[w, r]``);
 * link ``l = d * S + server``, d = 0 for downlinks and 1 for uplinks; flow
   ``f = w * L + l`` (worker w's use of link l);
@@ -162,11 +162,11 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
     """Bandwidth fractions of the active flows of direction d.
 
     sharing 0 "ps": each of the n workers active on a server link gets 1/n
-    (seed 003 Share line 5), at most ``cap``; 1 "fcfs": the first active
+    (line 5 of Li et al. 2022's Share), at most ``cap``; 1 "fcfs": the first active
     worker gets ``cap``, the others nothing (line 2); 2 all-reduce: 1 (line 8).
     With ``nic`` (several servers, "ps"), rates are max-min fair under both
     the server links and each worker's own NIC (capacity 1 per direction):
-    seed 000 Sec. 5's two-server rule is the case it was stated for.
+    the two-server rule of Li et al. 2020, Sec. 5 is the case it was stated for.
     """
     S = dims[0]
     W = dims[1]
@@ -275,7 +275,7 @@ def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
 
 def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
              factors, ht, hi, lin, lfl, srv):
-    """Start the head of scheduler[w, sl] (seed 003 Algorithm 1 lines 26 and 28).
+    """Start the head of scheduler[w, sl] (Li et al. 2022, Algorithm 1 lines 26 and 28).
 
     With one update CPU per server (``srv[0]``) a ``ps`` op that finds the
     server busy joins the server's FIFO instead (see the module notes).
@@ -324,7 +324,7 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     advance(d, now, dims, lin, lfl)
     rem = ofl[WM + o]
     c = rem
-    if turn == 0 and rem > win:     # HTTP/2: the first service sends WIN (seed 000 Sec. 3.2.2)
+    if turn == 0 and rem > win:     # HTTP/2: the first service sends WIN (Li et al. 2020)
         c = win
     thr = ofl[2 * WM + o]
     if thr >= 0.0 and rem - c <= thr:   # a mid-transfer stall: this service ends at its point
@@ -554,7 +554,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                                stall_u, tmo)
             else:
                 ndone += 1
-                if ndone == W:              # barrier (seed 003 Algorithm 1 line 36)
+                if ndone == W:              # barrier (Li et al. 2022, Algorithm 1 line 36)
                     ndone = 0
                     if k + 1 < N:
                         for w2 in range(W):

@@ -3,14 +3,14 @@
 Importing this module is cheap and works without numba; :func:`load` compiles
 (or loads from numba's on-disk cache) on its first call.  The source of the
 plain module is executed again in this module's namespace, so that the
-compiled ``run`` calls compiled helpers.  Choices, each measured on the
+compiled ``run`` calls compiled helpers.  Choices, each a clear speed-up of the
 ResNet-50 benchmark (``tests/benchmarks/bench_sim.py``):
 
 * ``_nrt=False``: the loop allocates nothing, and without numba's reference
   counting every array access in branchy code stops paying atomic
-  increments (numba issue #2350) -- about 2x;
+  increments (numba issue #2350);
 * the helpers called once per event are inlined (``inline="always"``, which
-  needs calls of at most 30 arguments) -- about 2x more;
+  needs calls of at most 30 arguments);
 * ``cache=True``: the machine code is kept in ``__pycache__`` and reused by
   later processes (compiling takes several seconds).
 """

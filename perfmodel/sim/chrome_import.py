@@ -47,7 +47,8 @@ kernel times (device kernels are ignored), so profile GPU runs with
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2.1 (a profile of one worker
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 2.2.1 (a profile of one worker
 as operations with dependencies) and Sec. 4.1 (layer-level traces).
 """
 

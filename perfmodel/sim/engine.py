@@ -1,4 +1,4 @@
-"""Trace-driven simulation of distributed SGD: seed 003 Algorithm 1, seed 000 Algorithm 3.1.
+"""Trace-driven simulation of distributed SGD (Li et al. 2022, Algorithm 1; Li et al. 2020).
 
 :func:`simulate` turns the profile of one worker (a :class:`~perfmodel.sim.trace.Trace`)
 into the synthetic trace of K workers sharing parameter-server links, and
@@ -6,7 +6,7 @@ returns a :class:`SimResult` with the throughput (SGD steps/s summed over the
 workers), every step's start and end, the mean critical path per resource
 and the resources' utilizations.
 
-Semantics (seed 003 Sec. 2.2.2 and 3.2, seed 000 Sec. 3.4 and 5):
+Semantics (Li et al. 2022, Sec. 2.2.2 and 3.2; Li et al. 2020, Sec. 3.4 and 5):
 
 * Each worker has its own schedulers per resource (downlink, worker, uplink,
   ps; per server when there are several): ready ops wait in FIFO order and
@@ -14,8 +14,8 @@ Semantics (seed 003 Sec. 2.2.2 and 3.2, seed 000 Sec. 3.4 and 5):
   (``worker``, ``ps``) are never shared: every worker has its own compute
   and, with ``server_cpu="own"`` (the default), its own cores on the server
   (Share = 1).  ``server_cpu="fcfs"`` gives each server a single update CPU
-  instead, as the ns-3 engine's ``JobRunner`` has (a named option; the seeds
-  leave it open): a ready ``ps`` op that finds its server busy joins the server's
+  instead, as the ns-3 engine's ``JobRunner`` has (a named option; the
+  papers leave it open): a ready ``ps`` op that finds its server busy joins the server's
   FIFO and starts when the op before it finishes.  Ops that become ready at
   the same instant join in the engine's event order (the event processed
   first joins first; within an event, in the order the op's worker queues
@@ -26,14 +26,15 @@ Semantics (seed 003 Sec. 2.2.2 and 3.2, seed 000 Sec. 3.4 and 5):
 * Transmissions share the server's link in their direction among the
   workers *using* it: ``sharing="ps"`` splits it equally (Share = 1/n),
   ``"fcfs"`` gives it whole to the worker that started using it first,
-  ``"hybrid"`` runs both and averages the two throughputs (seed 003 Sec.
-  3.2.1).  ``per_flow_cap`` bounds the rate of each flow (seed 003 Sec. 4.4).
+  ``"hybrid"`` runs both and averages the two throughputs (Li et al. 2022,
+  Sec. 3.2.1).  ``per_flow_cap`` bounds the rate of each flow (Li et al. 2022,
+  Sec. 4.4).
 * ``mode="async"``: a worker starts its next step as soon as its current one
   ends; ``"sync"``: all workers start the next step together once every
   worker has finished (the barrier of Algorithm 1 line 36); ``"allreduce"``:
   sync, without downlink and update ops, each uplink op replaced by a ring
   all-reduce of its tensor at the full bandwidth, ``2 (K - 1) / K * size / B``
-  (seed 003 Sec. 3.2.2).
+  (Li et al. 2022, Sec. 3.2.2).
 * Each worker's steps are sampled with replacement from the profiled steps
   (seeded; Algorithm 1's STARTRANDOMSTEP).  A step starts with its ops that
   wait for nothing (Algorithm 1 starts the downlinks, the roots of its
@@ -115,9 +116,13 @@ starts at its first byte and ends at its completion.
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2.2 Algorithm 1, Sec. 3.2.1-3.2.2,
-Sec. 4.4 (per-flow cap); seed 000 (``000_cda5e38913b29ee8.txt``) Sec. 3.1,
-3.2.2 (HTTP/2 window), 3.4 Algorithm 3.1 and Sec. 5 (several servers).
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 2.2.2 Algorithm 1, Sec. 3.2.1-3.2.2, Sec. 4.4
+(per-flow cap).
+
+Li, Yan, Paolieri, Golubchik. Throughput Prediction of Asynchronous SGD in
+TensorFlow. ICPE, 2020.  Sec. 3.1, 3.2.2 (HTTP/2 window), 3.4 Algorithm 3.1
+and Sec. 5 (several servers).
 """
 
 from __future__ import annotations
@@ -143,10 +148,11 @@ __all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "SERVER_CPUS", "ENGINES", "AU
 
 #: Synchronization modes of :func:`simulate`.
 MODES = ("async", "sync", "allreduce")
-#: Link-sharing models (seed 003 Share(); "hybrid" averages the "ps" and "fcfs" throughputs).
+#: Link-sharing models (Li et al. 2022's Share(); "hybrid" averages the "ps" and "fcfs"
+#: throughputs).
 SHARINGS = ("ps", "fcfs", "hybrid")
 #: With several servers: "nic" (max-min fair over server links and worker NICs,
-#: seed 000 Sec. 5) or "independent" (each server link shared on its own).
+#: Li et al. 2020, Sec. 5) or "independent" (each server link shared on its own).
 SERVER_SHARINGS = ("nic", "independent")
 #: Update CPUs on a server: one per worker ("own", Share = 1), or one per
 #: server serving ``ps`` ops first come first served ("fcfs", the ns-3 engine).
@@ -215,7 +221,7 @@ def _contract(step, keep) -> tuple:
     """Kept ops of a step with the dropped ops' dependencies passed through.
 
     Returns ``(ops, preds)``: kept op objects and their predecessors (indices
-    into the kept list), in order.  Dropping an op is seed 003 Sec. 3.2.2's
+    into the kept list), in order.  Dropping an op is Li et al. 2022, Sec. 3.2.2's
     "op.remaining equal to 0" without the zero-time events.
     """
     preds = step.preds
@@ -426,7 +432,7 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
     ----------
     trace : Trace or sequence of Trace
         The profile of one worker; a sequence gives one trace per worker type
-        (heterogeneous workers, seed 003 Sec. 2.2.2), with ``workers`` then a
+        (heterogeneous workers, Li et al. 2022, Sec. 2.2.2), with ``workers`` then a
         sequence of counts.
     workers : int or sequence of int
         K workers (>= 1), or a count per worker type.
@@ -444,10 +450,10 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
     seed : int
         Seeds the sampling of profiled steps (and the jitter).
     per_flow_cap : float or None, bytes/s
-        Largest rate of one transmission (seed 003 Sec. 4.4), ``None``: no cap.
+        Largest rate of one transmission (Li et al. 2022, Sec. 4.4), ``None``: no cap.
         Not applied in all-reduce mode.
     window : float or None, bytes
-        HTTP/2 flow-control window WIN (seed 000 Sec. 3.2.2): a transmission
+        HTTP/2 flow-control window WIN (Li et al. 2020, Sec. 3.2.2): a transmission
         larger than WIN sends WIN, goes back to the end of the worker's queue
         for that link, and sends the rest on its second turn.  ``None``: flow
         control disabled, each transmission is sent whole in queue order (Sec. 3.3).
@@ -457,7 +463,7 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
         (see the module notes).
     server_sharing : {"nic", "independent"}
         With several servers and ``"ps"``: rates max-min fair under the server
-        links and each worker's NIC (seed 000 Sec. 5: a worker alone on server
+        links and each worker's NIC (Li et al. 2020, Sec. 5: a worker alone on server
         1 but sharing server 2 with n - 1 others gets ``1/n`` to server 2 and
         ``1 - 1/n`` to server 1), or each server link shared on its own.
     record : bool
@@ -471,8 +477,8 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
         compiled in this process.  Both give the same result.
     server_cpu : {"own", "fcfs"}
         ``"own"``: every worker has its own update CPU on each server (``ps``
-        ops never wait for each other, seed 003 Share = 1); ``"fcfs"``: each
-        server has one update CPU running the workers' ``ps`` ops one at a
+        ops never wait for each other: Share = 1 of Li et al. 2022); ``"fcfs"``:
+        each server has one update CPU running the workers' ``ps`` ops one at a
         time, first come first served (see the module notes).
     timeout_probability : float
         q in [0, 1]: probability that a transmission op stalls once for a
@@ -499,8 +505,8 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
 
     References
     ----------
-    Seed 003 Algorithm 1 (GENERATETRACE, STARTRANDOMSTEP, Share), Sec. 3.2.1
-    (barrier, hybrid), 3.2.2 (all-reduce), 4.4 (per-flow cap); seed 000
+    Li et al. 2022, Algorithm 1 (GENERATETRACE, STARTRANDOMSTEP, Share), Sec. 3.2.1
+    (barrier, hybrid), 3.2.2 (all-reduce), 4.4 (per-flow cap); Li et al. 2020
     Algorithm 3.1, Sec. 3.2.2 (WIN), Sec. 5 (two servers).
 
     Examples
@@ -512,7 +518,7 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
     >>> round(1 / r.throughput, 9)
     0.47
     >>> r = simulate(t, 4, 1.25e9, mode="sync", sharing="ps", steps=10, warmup=2)
-    >>> round(r.step_time, 9), r.bottleneck   # seed 003 eq. 7: 2 K M/B + T_F + T_B + T_S
+    >>> round(r.step_time, 9), r.bottleneck   # Li et al. 2022, eq. 7: 2 K M/B + T_F + T_B + T_S
     (0.95, 'downlink')
     """
     types = _types(trace, workers)
@@ -593,7 +599,7 @@ def draws(traces, counts, steps, seed, mode, jitter):
     -------
     samples : ndarray of int, shape (K, steps)
         Index of the profiled step (within its type's trace) each worker runs
-        at each of its steps (sampling with replacement, seed 003 Algorithm 1
+        at each of its steps (sampling with replacement, Li et al. 2022, Algorithm 1
         STARTRANDOMSTEP line 1).
     factors : ndarray, shape (K, steps)
         Multiplier of the computations of each sampled step (Gamma, mean 1).

@@ -11,8 +11,9 @@ References
 ----------
 Trace Event Format (Google, "Trace Event Format" document): complete events
 ``ph = "X"`` with ``ts``/``dur`` in microseconds, metadata events
-``process_name`` / ``thread_name``.  Seed 003 Fig. 7 and seed 000 Fig. 8 draw
-the same kind of per-worker, per-resource timelines.
+``process_name`` / ``thread_name``.  Li et al. 2022, Fig. 7 and
+Li et al. 2020, Fig. 8 draw the same kind of per-worker, per-resource
+timelines.
 """
 
 from __future__ import annotations

@@ -7,8 +7,11 @@ like every perfmodel model, so :mod:`optimizer.search` can use it;
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2 and 3.2; seed 000
-(``000_cda5e38913b29ee8.txt``) Sec. 3.4 and 5.
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 2.2 and 3.2.
+
+Li, Yan, Paolieri, Golubchik. Throughput Prediction of Asynchronous SGD in
+TensorFlow. ICPE, 2020.  Sec. 3.4 and 5.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def split_servers(trace: Trace, n_servers: int) -> Trace:
     """Spread a one-server trace over ``n_servers`` servers as TensorFlow does.
 
     Tensors are taken in the order they first appear; each goes to the server
-    holding the fewest bytes so far (seed 000 Sec. 5,
+    holding the fewest bytes so far (Li et al. 2020, Sec. 5,
     :func:`~perfmodel.sim.tensorflow.assign_servers`).  The pull, push and
     update ops of one tensor stay together: they are recognized by the names
     :func:`~perfmodel.sim.trace.from_layers` gives (``"<layer> pull"``,
@@ -112,7 +115,7 @@ def update_factor(cluster: Cluster, config: Config, mode: str) -> float:
     """Multiplier of the server update of one step: ``(1 - g) + g K`` in sync mode, else 1.
 
     Sync SGD applies the K gradients of a step together; ``cluster.update_growth``
-    g says how that costs (0: once per step, seed 003 eqs. 7-10; 1: once per
+    g says how that costs (0: once per step, Li et al. 2022, eqs. 7-10; 1: once per
     gradient).  Async SGD applies each gradient on its own at ``t_update``.
     """
     g = cluster.update_growth
@@ -130,7 +133,7 @@ def _profile_trace(profile: Profile, overlap: bool) -> Trace:
 
 @dataclass(frozen=True)
 class TraceSim:
-    """Seed 003 Algorithm 1 / seed 000 Algorithm 3.1 as a model object.
+    """Li et al. 2022, Algorithm 1 / Li et al. 2020, Algorithm 3.1 as a model object.
 
     Parameters
     ----------
@@ -138,7 +141,7 @@ class TraceSim:
         Parameter servers (``config.mode`` picks async or sync) or ring
         all-reduce (sync; ``config.n_ps`` is ignored).
     sharing : {"hybrid", "ps", "fcfs"}
-        Link sharing (seed 003 Sec. 3.2.1: the hybrid averages the PS and
+        Link sharing (Li et al. 2022, Sec. 3.2.1: the hybrid averages the PS and
         FCFS throughputs).
     steps, warmup : int
         Steps simulated per worker, and those left out at the start.
@@ -148,7 +151,7 @@ class TraceSim:
         For a coarse :class:`~perfmodel.specs.Profile` workload only: overlap
         communication with computation in the one-layer trace built from it.
     window : float or None, B
-        HTTP/2 flow-control window (seed 000), None: flow control disabled.
+        HTTP/2 flow-control window (Li et al. 2020), None: flow control disabled.
     server_sharing : {"nic", "independent"}
         Bandwidth sharing with several servers (see :func:`~perfmodel.sim.simulate`).
     jitter : float or None
@@ -163,7 +166,7 @@ class TraceSim:
     level : float
         Confidence level of that interval, in (0, 1).
     server_cpu : {"own", "fcfs"}
-        Update CPUs on a server: one per worker (``"own"``, seed 003 Share = 1)
+        Update CPUs on a server: one per worker (``"own"``, Share = 1 of Li et al. 2022)
         or one per server applying the ``ps`` ops first come first served
         (``"fcfs"``, as the ns-3 engine; see :func:`~perfmodel.sim.simulate`).
     timeout_position : {"tail", "uniform"}
@@ -186,7 +189,7 @@ class TraceSim:
     spread over them by :func:`split_servers`; a trace made for several
     servers must match ``config.n_ps``.
 
-    Per-network calibration (:func:`perfmodel.tuning.calibrate_network`):
+    Per-network calibration (:func:`perfmodel.fit.network.calibrate_network`):
     in sync mode every server computation of a step lasts
     ``(1 - g) + g K`` times its traced time (g = ``cluster.update_growth``,
     :func:`update_factor`; async updates stay per gradient); the jitter's
@@ -195,7 +198,7 @@ class TraceSim:
     server update included, by one Gamma factor of mean 1, so one worker's
     compute time t_F + t_B has exactly that CV); the ``"hybrid"`` throughput
     is ``w * PS + (1 - w) * FCFS`` with w = ``cluster.sharing_weight`` (0.5:
-    the engine's plain average, seed 003 Sec. 3.2.1).
+    the engine's plain average, Li et al. 2022, Sec. 3.2.1).
 
     The Estimate's ``step_time`` is ``K / (steps/s)``: the barrier-to-barrier
     time in sync mode, one worker's mean time between steps in async mode;
@@ -210,7 +213,7 @@ class TraceSim:
     are the PS run's, rescaled.  ``meta`` has the steps/s, the utilizations
     of each resource, the desynchronization used and the events simulated.
 
-    Replications (our decision, issue 10 item 3): with R >= 2 the Estimate's
+    Replications (our decision): with R >= 2 the Estimate's
     ``throughput`` is the mean ``x_bar`` of the R runs' throughputs x_i, its
     ``step_time`` ``K`` over the mean steps/s, its phases, utilizations and
     critical path the runs' means (phases rescaled to the step time), and

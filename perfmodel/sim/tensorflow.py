@@ -1,9 +1,9 @@
-"""Seed 000's TensorFlow-specific mechanisms, as trace transformations and helpers.
+"""Li et al. 2020's TensorFlow-specific mechanisms, as trace transformations and helpers.
 
 The simulator itself (:func:`perfmodel.sim.simulate`) implements the
 mechanisms that act while steps run:
 
-* HTTP/2 multiplexing with flow-control window WIN (seed 000 Sec. 3.2.2):
+* HTTP/2 multiplexing with flow-control window WIN (Li et al. 2020, Sec. 3.2.2):
   ``simulate(..., window=WIN)``; :data:`GRPC_WINDOW` is the paper's average.
   A stream larger than WIN sends WIN, goes back to the end of its link's
   queue and is sent to completion on its second turn.
@@ -14,7 +14,7 @@ mechanisms that act while steps run:
   ``simulate(..., server_sharing="nic")`` (the default), max-min fair rates
   under the servers' links and each worker's NIC.  :func:`fair_shares`
   computes those rates for a given set of flows.
-* The per-flow cap (seed 003 Sec. 4.4): ``simulate(..., per_flow_cap=...)``.
+* The per-flow cap (Li et al. 2022, Sec. 4.4): ``simulate(..., per_flow_cap=...)``.
 
 This module adds what changes the trace before it runs:
 
@@ -29,10 +29,11 @@ This module adds what changes the trace before it runs:
 
 References
 ----------
-Seed 000 (``000_cda5e38913b29ee8.txt``): Sec. 3.2.1 (parsing overhead, Fig. 10),
-3.2.2 (HTTP/2 multiplexing, WIN about 28 MB, Fig. 12), 3.3 (flow control
-disabled, transmission orders, TicTac), 3.4 (Algorithm 3.1), 5 (two
-parameter servers, Fig. 23 layer assignment, bandwidth sharing).
+Li, Yan, Paolieri, Golubchik. Throughput Prediction of Asynchronous SGD in
+TensorFlow. ICPE, 2020.  Sec. 3.2.1 (parsing overhead, Fig. 10), 3.2.2 (HTTP/2
+multiplexing, WIN about 28 MB, Fig. 12), 3.3 (flow control disabled,
+transmission orders, TicTac), 3.4 (Algorithm 3.1), 5 (two parameter servers,
+Fig. 23 layer assignment, bandwidth sharing).
 """
 
 from __future__ import annotations
@@ -47,14 +48,15 @@ from .trace import COMMUNICATION, Op, Step, Trace
 __all__ = ["GRPC_WINDOW", "ORDERS", "assign_servers", "add_parsing_overhead",
            "order_transmissions", "fair_shares"]
 
-#: HTTP/2 flow-control window WIN of gRPC measured by seed 000 (Sec. 3.2.2: "on average, 28 MB").
+#: HTTP/2 flow-control window WIN of gRPC measured by Li et al. 2020 (Sec. 3.2.2: "on
+#: average, 28 MB").
 GRPC_WINDOW = 28e6
 #: Transmission orders of :func:`order_transmissions`.
 ORDERS = ("in_order", "reverse", "random", "critical_path")
 
 
 def assign_servers(layer_bytes, n_servers: int) -> np.ndarray:
-    """TensorFlow's assignment of layers to parameter servers (seed 000 Sec. 5).
+    """TensorFlow's assignment of layers to parameter servers (Li et al. 2020, Sec. 5).
 
     Layers are taken in order; each goes to the server currently holding the
     fewest bytes (the lowest index on ties).  Layers without parameters (0
@@ -74,7 +76,7 @@ def assign_servers(layer_bytes, n_servers: int) -> np.ndarray:
 
     References
     ----------
-    Seed 000 Sec. 5 and Fig. 23 ("Each layer is assigned to the parameter
+    Li et al. 2020, Sec. 5 and Fig. 23 ("Each layer is assigned to the parameter
     server that is currently holding parameters with smallest total size").
 
     Examples
@@ -128,7 +130,7 @@ def add_parsing_overhead(trace: Trace, alpha: float, beta: float) -> Trace:
 
     References
     ----------
-    Seed 000 Sec. 3.2.1 and Fig. 10 (``op.overhead = alpha * op.size + beta``,
+    Li et al. 2020, Sec. 3.2.1 and Fig. 10 (``op.overhead = alpha * op.size + beta``,
     "We remove this parsing overhead from the duration of a communication
     operation and assign it to a dependent computation operation").
 
@@ -204,7 +206,7 @@ def order_transmissions(trace: Trace, order: str = "in_order", res: str = "downl
                         seed: int = 0) -> Trace:
     """Enforce the order in which a worker sends the transmissions of ``res``.
 
-    With flow control disabled (seed 000 Sec. 3.3; ``simulate(window=None)``)
+    With flow control disabled (Li et al. 2020, Sec. 3.3; ``simulate(window=None)``)
     a link sends whole streams in the order they were queued, and ready ops
     are queued in their listing order.  This reorders the listing of the
     ``res`` ops of every step (other ops keep their places):
@@ -231,7 +233,7 @@ def order_transmissions(trace: Trace, order: str = "in_order", res: str = "downl
 
     References
     ----------
-    Seed 000 Sec. 3.3 (TicTac, enforced orders with flow control disabled).
+    Li et al. 2020, Sec. 3.3 (TicTac, enforced orders with flow control disabled).
 
     Examples
     --------
@@ -292,7 +294,7 @@ def fair_shares(flows, per_flow_cap: float = 1.0) -> dict:
 
     References
     ----------
-    Seed 000 Sec. 5: "all active connections with the same parameter server
+    Li et al. 2020, Sec. 5: "all active connections with the same parameter server
     equally share its bandwidth ... [a worker that is the only one exchanging
     data with ps1 but contends with n - 1 others at ps2 gets] 1/n to the
     connections with ps2 ... but only up to 1 - 1/n to those with ps1".

@@ -1,6 +1,6 @@
 """Profile one PyTorch worker, layer by layer, into a :class:`~perfmodel.sim.trace.Trace`.
 
-Seed 003 Sec. 2.2.1 profiled one worker with its own tool and fed the
+Li et al. 2022, Sec. 2.2.1 profiled one worker with its own tool and fed the
 per-layer operations to the simulator; this module does the same for a
 ``torch.nn.Module``: it runs a few training steps (forward, loss, backward,
 optimizer step) on the module's device, times every *layer* (leaf module, in
@@ -46,7 +46,8 @@ when a function needs it.
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2.1 (profiling one worker,
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 2.2.1 (profiling one worker,
 per-layer operations, several profiled steps sampled by the simulator) and
 Sec. 4.1 (layer-level traces).
 """

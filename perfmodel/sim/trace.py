@@ -1,8 +1,8 @@
-"""Fine-grained profiling traces: SGD steps as DAGs of operations (seeds 000 and 003).
+"""Fine-grained profiling traces: SGD steps as DAGs of operations (Li et al. 2020, 2022).
 
 A :class:`Trace` is what one worker recorded (or what a builder synthesized):
 several profiled SGD steps, each a directed acyclic graph of :class:`Op`.
-Every op uses exactly one resource (seed 003 Sec. 2.2.1, seed 000 Sec. 2):
+Every op uses exactly one resource (Li et al. 2022, Sec. 2.2.1; Li et al. 2020, Sec. 2):
 
 ========== ===================================================== ===========
 resource   what                                                  amount
@@ -15,9 +15,10 @@ ps         update of the model on a parameter server             ``seconds``
 
 ``deps`` lists the ids of the ops (of the same step) an op waits for and
 ``server`` the parameter server a communication or update op talks to
-(0-based; several servers are seed 000 Sec. 5).  Transmission times are not
-stored: the simulator divides ``bytes`` by the bandwidth it is given, as seed
-003 Sec. 2.2.1 does after validating that transfer time is linear in size.
+(0-based; several servers are Li et al. 2020, Sec. 5).  Transmission times
+are not stored: the simulator divides ``bytes`` by the bandwidth it is given,
+as Li et al. 2022, Sec. 2.2.1 do after validating that transfer time is linear
+in size.
 
 The JSON format (DESIGN.md; YAML works too, and values may be unit strings
 such as ``"4 MB"`` or ``"12 ms"``)::
@@ -47,9 +48,13 @@ True
 
 References
 ----------
-Seed 003 (``003_466ded720105ddf3.txt``) Sec. 2.2.1 (profiled operations,
-``op.res``, ``op.size``, ``op.dur``, ``op.waiting_for``); seed 000
-(``000_cda5e38913b29ee8.txt``) Sec. 2 and Sec. 5 (several parameter servers).
+Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
+IEEE TPDS, 2022.  Sec. 2.2.1 (profiled operations,
+``op.res``, ``op.size``, ``op.dur``, ``op.waiting_for``).
+
+Li, Yan, Paolieri, Golubchik. Throughput Prediction of Asynchronous SGD in
+TensorFlow. ICPE, 2020.  Sec. 2 and Sec. 5 (several
+parameter servers).
 """
 
 from __future__ import annotations
@@ -70,7 +75,7 @@ from ..pipedream import PipeDreamGraph, layer_table
 __all__ = ["RESOURCES", "COMMUNICATION", "COMPUTATION", "Op", "Step", "Trace",
            "from_layers", "from_pipedream"]
 
-#: Resources an op can use, in the order of seed 003 Algorithm 1.
+#: Resources an op can use, in the order of Li et al. 2022, Algorithm 1.
 RESOURCES = ("downlink", "worker", "uplink", "ps")
 #: Resources whose ops carry ``bytes`` (transmissions).
 COMMUNICATION = ("downlink", "uplink")
@@ -322,7 +327,7 @@ class Step:
 
 @dataclass(frozen=True, eq=False)
 class Trace:
-    """Profiled SGD steps of one worker type (seed 003 Sec. 2.2.1).
+    """Profiled SGD steps of one worker type (Li et al. 2022, Sec. 2.2.1).
 
     Attributes
     ----------
@@ -511,13 +516,13 @@ def from_layers(layer_bytes, t_forward, t_backward, t_update=0.0, overlap=True, 
     time is > 0, an update ``upd{l}`` (ps) on its server; every layer gets a
     forward ``fwd{l}`` and a backward ``bwd{l}`` (worker).
 
-    With ``overlap=True`` (seed 003 Sec. 2.2.1; seed 000 Fig. 6):
+    With ``overlap=True`` (Li et al. 2022, Sec. 2.2.1; Li et al. 2020, Fig. 6):
     ``fwd{l}`` waits for ``down{l}`` and ``fwd{l-1}``; ``bwd{L-1}`` waits for
     ``fwd{L-1}`` and ``bwd{l}`` for ``bwd{l+1}``; ``up{l}`` starts when
     ``bwd{l}`` ends; ``upd{l}`` waits for ``up{l}``.  Pulls are queued in
     layer order, pushes as their gradients appear.
 
-    With ``overlap=False`` the phases are sequential, as in seed 003's coarse
+    With ``overlap=False`` the phases are sequential, as in Li et al. 2022's coarse
     model (Fig. 4b): ``fwd0`` waits for every pull, the pushes all wait for
     ``bwd0`` (the end of the backward pass), and every update waits for every
     push.  With one server this step takes ``M/B + T_F + T_B + M/B + T_S``
@@ -556,7 +561,7 @@ def from_layers(layer_bytes, t_forward, t_backward, t_update=0.0, overlap=True, 
 
     References
     ----------
-    Seed 003 Sec. 2.2.1 ("the feedforward computation operation of a DNN layer
+    Li et al. 2022, Sec. 2.2.1 ("the feedforward computation operation of a DNN layer
     depends on the communication operation transmitting that layer, and the
     feedforward computation operation of the previous layer"; uplinks start
     when a layer's backward ends) and Sec. 4.1 (layer-level traces); Fig. 4
@@ -652,7 +657,7 @@ def from_pipedream(graph, t_update=0.0, overlap=True, *, servers=None,
     Parameters
     ----------
     graph : PipeDreamGraph
-        From :func:`perfmodel.io.load_pipedream` or
+        From :func:`perfmodel.pipedream.load_graph` or
         :func:`perfmodel.pipedream.parse_graph`.
     t_update : float or array_like, s
         Update time per step on the servers (PipeDream does not profile it).
@@ -671,7 +676,7 @@ def from_pipedream(graph, t_update=0.0, overlap=True, *, servers=None,
 
     References
     ----------
-    Seed 003 Sec. 4.1 (layer-level traces); PipeDream's profile format (see
+    Li et al. 2022, Sec. 4.1 (layer-level traces); PipeDream's profile format (see
     :mod:`perfmodel.pipedream`).
     """
     if not isinstance(graph, PipeDreamGraph):

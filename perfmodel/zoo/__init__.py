@@ -23,8 +23,8 @@ __all__ = ["names", "load", "profile_names", "profile", "cluster_names", "cluste
            "pipedream_trace"]
 
 #: Training-set sizes (samples per epoch) of the data sets the zoo's DNNs are
-#: trained on: MNIST 60,000 and ImageNet-22K "over 15 million" (seed 004 Sec. 6.1),
-#: ImageNet-1k 1,281,167 for the torchvision networks.
+#: trained on: MNIST 60,000 and ImageNet-22K "over 15 million" (Yan et al. 2015,
+#: Sec. 6.1), ImageNet-1k 1,281,167 for the torchvision networks.
 DATASET_SAMPLES = {"adam-mnist": 60_000, "adam-imagenet22k": 15_000_000,
                    **{n: 1_281_167 for n in ("alexnet", "vgg11", "vgg16", "resnet50", "resnet152",
                                              "inception_v3", "googlenet")}}

@@ -10,7 +10,7 @@ each layer's counts per sample:
 
 * ``weights``: trainable parameters (conv/fc kernels and biases, batch-norm
   gamma and beta; running statistics are buffers, not parameters);
-* ``connections``: seed 004's W(l), the forward multiply-adds (MACs):
+* ``connections``: Yan et al. 2015's W(l), the forward multiply-adds (MACs):
   ``Cout*Hout*Wout*(Cin/groups)*kh*kw`` for a convolution, ``in*out`` for a
   fully connected (or softmax output) layer, 0 for the others;
 * ``flops``: ``2*connections`` for conv/fc/softmax layers, one operation per
@@ -19,7 +19,7 @@ each layer's counts per sample:
 
 The torchvision networks follow torchvision's module definitions; their
 parameter counts equal torchvision's published ones exactly (checked in
-``tests/test_zoo.py``).  The two Adam networks of seed 004 Sec. 6 have no
+``tests/test_zoo.py``).  The two Adam networks of Yan et al. 2015, Sec. 6 have no
 published layer shapes: the shapes chosen here (written in each DNN's
 ``notes``) match the published totals (about 2.5 M and over 2 billion
 connections).
@@ -32,8 +32,10 @@ True
 
 References
 ----------
-seed 004 (``6ca1a0991c6bf252``) Sec. 4.1 (neurons, weights, connections W(l)) and
-Sec. 6 "Benchmarks"; Chilimbi et al., Project Adam, OSDI 2014.
+Yan, Ruwase, He, Chilimbi. Performance Modeling and Scalability Optimization of
+Distributed Deep Learning Systems. KDD, 2015.  Sec. 4.1 (neurons, weights,
+connections W(l)) and Sec. 6 "Benchmarks"; Chilimbi et al., Project Adam,
+OSDI 2014.
 """
 
 from __future__ import annotations
@@ -531,7 +533,7 @@ def googlenet() -> DNN:
                    "(Szegedy et al. 2015)", notes)
 
 
-# ----------------------------------------------------------------------------- Adam (seed 004)
+# ------------------------------------------------------------------- Adam (Yan et al. 2015)
 
 _ADAM_NOTE = ("Seed 004 Sec. 6 (after Chilimbi et al., Project Adam, OSDI 2014) gives only "
               "the totals; the layer shapes are assumptions of this zoo chosen to match them. "
@@ -543,7 +545,10 @@ _ADAM_NOTE = ("Seed 004 Sec. 6 (after Chilimbi et al., Project Adam, OSDI 2014) 
 
 
 def adam_mnist() -> DNN:
-    """Seed 004's MNIST DNN: ~2.5 M connections in 5 layers (2 conv, 2 fc, 10-way softmax)."""
+    """Yan et al. 2015's MNIST DNN: ~2.5 M connections in 5 layers.
+
+    2 conv, 2 fc and a 10-way softmax layer.
+    """
     net = Net((1, 28, 28))
     conv(net, "conv1", 20, 5, pool_size=2)
     conv(net, "conv2", 50, 5, pool_size=2)
@@ -563,7 +568,10 @@ def adam_mnist() -> DNN:
 
 
 def adam_imagenet22k() -> DNN:
-    """Seed 004's ImageNet-22K DNN: >2 billion connections in 8 layers (5 conv, 2 fc, softmax)."""
+    """Yan et al. 2015's ImageNet-22K DNN: >2 billion connections in 8 layers.
+
+    5 conv, 2 fc and a softmax layer.
+    """
     net = Net((3, 256, 256))
     conv(net, "conv1", 96, 7, 2, 3, pool_size=2)
     conv(net, "conv2", 256, 5, 2, 2)

@@ -1,6 +1,6 @@
-"""Benchmark: seed 004's hardware constants measured here (a script, not a test).
+"""Benchmark: Yan et al. 2015's hardware constants measured here (a script, not a test).
 
-Runs :func:`perfmodel.calibrate.calibrate` in quick and full mode, prints the
+Runs :func:`perfmodel.fit.microbench.calibrate` in quick and full mode, prints the
 constants (C_muladd in and out of cache, C_act, C_err, C_interf(1..H), cache
 size and its source), the spread of each measurement and the wall time of
 each mode, and one line to paste into the README.

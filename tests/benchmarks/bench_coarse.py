@@ -1,6 +1,6 @@
 """Benchmark: vectorized ``sync_step_time`` against a pure-Python loop (a script, not a test).
 
-Evaluates seed 003's coarse Sync-SGD step time (eq. 9 by default) over a grid of
+Evaluates Li et al. 2022's coarse Sync-SGD step time (eq. 9 by default) over a grid of
 (workers 1..N) x (bandwidths) configurations twice in the same run:
 
 * vectorized: one call of :func:`perfmodel.coarse.sync_step_time` with the
@@ -40,7 +40,7 @@ T_FORWARD, T_BACKWARD, T_UPDATE = 0.060, 0.120, 0.005
 def reference_sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                              sharing="hybrid", overlap=False, n_ps=1, per_flow_cap=None,
                              link_efficiency=1.0, sharing_weight=0.5):
-    """Seed 003 eqs. 7-10 (with perfmodel's extensions) on Python floats, one configuration."""
+    """Li et al. 2022, eqs. 7-10 (and perfmodel's extensions) on floats, one configuration."""
     b = bandwidth * link_efficiency
     shared = max(workers * model_bytes / (n_ps * b), model_bytes / b)
     solo = model_bytes / b

@@ -1,4 +1,4 @@
-"""Benchmark: exact MVA of seed 003's Async-SGD network at scale (a script, not a test).
+"""Benchmark: exact MVA of Li et al. 2022's Async-SGD network at scale (a script, not a test).
 
 Prints, in one run:
 

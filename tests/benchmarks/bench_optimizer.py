@@ -1,12 +1,12 @@
-"""Benchmark: search time of seed 004's optimizer (``optimizer.dp``) against N and L (a script,
-not a test).
+"""Benchmark: search time of Yan et al. 2015's optimizer against N and L (a script, not a test).
 
 Prints, in one run:
 
 * the search time of :func:`optimizer.dp.optimize` (the whole space of N
   machines: every useful (N_ps, N_mr, N_wr), each with its dynamic program
-  over layers) for seed 004's ImageNet-22K DNN cut to its first L layers,
-  N in (20, 64, 256, 1024) and L in (2, 4, 8), on ``zoo:yan2015`` (16 cores);
+  over layers) for Yan et al. 2015's ImageNet-22K DNN cut to its first L
+  layers, N in (20, 64, 256, 1024) and L in (2, 4, 8), on ``zoo:yan2015``
+  (16 cores);
   each run in a fresh process (cold caches), the median of ``--repeats``
   runs (one when a run takes more than ``--once-above`` seconds); a run that
   passes ``--budget`` seconds is stopped, reported as such, and the larger N

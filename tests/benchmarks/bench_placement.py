@@ -1,6 +1,6 @@
 """Benchmark: the flow-level placement simulator, vectorized vs reference max-min (a script, not a test).
 
-Seed 002's scenario (Sec. 4.4): 8 racks x 8 hosts at 10 Gbps, 8 jobs of one
+Jain et al.'s scenario (Sec. 4.4): 8 racks x 8 hosts at 10 Gbps, 8 jobs of one
 parameter server + 7 workers, ResNet-50's 97.49 MB, heavy-tailed compute.
 In one run it:
 
@@ -14,7 +14,7 @@ In one run it:
    and on a larger fat tree (k = 8, 16 jobs x 7 workers: 224 flows), where
    vectorization pays more;
 3. when the ``ns3`` package is importable (``perfmodel[ns3]``), times the
-   packet-level engine on the same scenario scaled down as seed 002 Sec. 4.4
+   packet-level engine on the same scenario scaled down as Jain et al., Sec. 4.4
    does, and prints its ratio to the flow-level engine.
 
 Usage::

@@ -6,11 +6,11 @@ parameters, 102 MB) with :func:`perfmodel.sim.Trace.from_pipedream` and a 5 ms
 update: 673 ops per step.  In one run the script
 
 1. checks that the engines agree (compiled, CPython, and the readable
-   transliteration of seed 003 Algorithm 1 kept in ``tests/test_sim_reference.py``)
+   transliteration of Li et al. 2022, Algorithm 1 kept in ``tests/test_sim_reference.py``)
    on a short run, op by op;
 2. prints simulated ops (events) per second of each and the ratios;
 3. times 1,000 steps of 8 workers (async and sync), and the prediction of
-   2..10 workers x 1,000 steps (seed 000 Sec. 4.5 reports 117 s for its
+   2..10 workers x 1,000 steps (Li et al. 2020, Sec. 4.5 reports 117 s for its
    comparable job; the aim here is under 5 s in all).
 
 Usage::
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     print(f"  engine, {fast:<18}: {rate_fast:12,.0f} ops/s  ({rate_fast / rate_ref:.1f}x "
           f"the reference, aim >= 20x)")
 
-    # 3. wall times of the jobs of the issue
+    # 3. wall times of the benchmark's jobs
     for mode in ("async", "sync"):
         res, dt = timed(lambda m=mode: simulate(trace, args.workers, args.bandwidth, m,
                                                  kw["sharing"], steps=args.steps, warmup=50,

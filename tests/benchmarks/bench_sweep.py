@@ -1,7 +1,7 @@
 """Benchmark: a 10,000-point coarse sweep in one process, on a process pool and on Dask
 (a script, not a test).
 
-The grid is seed 003's Sync-SGD coarse model (``SyncCoarse``, eq. 9) on the
+The grid is Li et al. 2022's Sync-SGD coarse model (``SyncCoarse``, eq. 9) on the
 zoo's measured ResNet-50 profile: 625 worker counts x 4 server counts x 4
 bandwidths = 10,000 points.  Each executor sweeps it ``--repeats`` times
 (no output file, no progress bar); the script checks that every executor gives
