@@ -70,9 +70,10 @@ import heapq
 import math
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -231,7 +232,7 @@ class Job:
             raise SpecError("name", f"must be a string, got {self.name!r}")
 
     @classmethod
-    def from_curve(cls, throughputs: Sequence, **options) -> "Job":
+    def from_curve(cls, throughputs: Sequence, **options) -> Job:
         """A job whose throughput on m machines is ``throughputs[m - 1]``.
 
         See :class:`CurveModel`; ``options`` are the other fields of :class:`Job`.

@@ -37,7 +37,8 @@ class Candidate:
     score: float
 
     def to_dict(self) -> dict:
-        """Contract fields (``n_workers``, ``n_replicas``, ``n_ps``, ``epoch_time``, ``layers``) and the estimate."""
+        """Contract fields (``n_workers``, ``n_replicas``, ``n_ps``, ``epoch_time``,
+        ``layers``) and the estimate."""
         out = {"n_workers": self.config.n_workers, "n_replicas": self.config.n_replicas,
                "n_ps": self.config.n_ps, "machines": self.config.machines,
                "epoch_time": self.estimate.epoch_time,

@@ -21,7 +21,8 @@ Objectives
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.result import Estimate

@@ -59,8 +59,9 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterator
 from itertools import permutations
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 

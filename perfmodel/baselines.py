@@ -381,7 +381,7 @@ def optimus_speed(coefficients, workers, n_ps, mode="sync", global_batch=None):
     return _v.broadcast_result(out, w, p)
 
 
-def fit_optimus(workers, n_ps, speed, mode="sync", global_batch=None) -> "Optimus":
+def fit_optimus(workers, n_ps, speed, mode="sync", global_batch=None) -> Optimus:
     """Fit Optimus's speed function to measurements (scipy, coefficients >= 0).
 
     The step time is linear in the coefficients, so non-negative least squares
@@ -518,7 +518,7 @@ class Optimus:
         object.__setattr__(self, "global_batch", _check_batch(self.global_batch))
 
     @classmethod
-    def fit(cls, workers, n_ps, speed, mode="sync", global_batch=None) -> "Optimus":
+    def fit(cls, workers, n_ps, speed, mode="sync", global_batch=None) -> Optimus:
         """Same as :func:`fit_optimus`."""
         return fit_optimus(workers, n_ps, speed, mode, global_batch)
 

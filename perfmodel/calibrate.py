@@ -8,10 +8,24 @@ New code imports from there.
 """
 
 from .errors import CalibrationError
-from .fit.microbench import (ACTIVATIONS, BLAS_THREAD_VARIABLES, DEFAULT_CACHE_BYTES, DTYPE,
-                             CacheInfo, Spread, activate, calibrate, calibrated_cluster,
-                             canonical_forward, detect_cache, error_term, make_plan, matvec,
-                             parse_cache_size, weights)
+from .fit.microbench import (
+                             ACTIVATIONS,
+                             BLAS_THREAD_VARIABLES,
+                             DEFAULT_CACHE_BYTES,
+                             DTYPE,
+                             CacheInfo,
+                             Spread,
+                             activate,
+                             calibrate,
+                             calibrated_cluster,
+                             canonical_forward,
+                             detect_cache,
+                             error_term,
+                             make_plan,
+                             matvec,
+                             parse_cache_size,
+                             weights,
+)
 from .fit.microbench import BenchmarkPlan as Plan
 from .fit.microbench import HardwareCalibration as Calibration
 

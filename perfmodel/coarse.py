@@ -50,15 +50,15 @@ IEEE TPDS, 2022.  Sec. 3.1, eqs. 7-11; Sec. 4.4.
 
 from __future__ import annotations
 
-import math
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from . import _validate as _v
 from . import _fluid
+from . import _validate as _v
 from . import collectives as _c
 from .errors import SpecError
 from .interface import check_inputs
@@ -71,7 +71,7 @@ __all__ = [
     "timeout_probability_from_delay",
     "allreduce_phases", "allreduce_step_time",
     "hierarchical_step_time",
-    "SyncCoarse", "AllReduceCoarse", "LockStep",
+    "SyncCoarse", "AllReduceCoarse", "LockStep", "check_data_parallel_inputs",
 ]
 
 #: Link-sharing models of the parameter server (Li et al. 2022, eqs. 7, 8, 9).
@@ -869,6 +869,15 @@ def hierarchical_step_time(model_bytes, bandwidth, t_forward, t_backward, t_upda
 # --------------------------------------------------------------------------
 # Model objects
 # --------------------------------------------------------------------------
+
+def check_data_parallel_inputs(workload, cluster, config, model: str = "coarse models") -> None:
+    """Spec types and a synchronous data-parallel configuration (n_workers = 1).
+
+    The former name of :func:`perfmodel.interface.check_inputs` with its defaults,
+    kept for code written against it.
+    """
+    check_inputs(workload, cluster, config, model)
+
 
 def _gpu_options(cluster: Cluster) -> dict:
     if cluster.gpus_per_machine > 1:

@@ -28,11 +28,9 @@ per-flow caps).
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from ._fluid import (broadcast_time, pull_time, push_time, ring_time, servers,
-                     tree_time)
+from ._fluid import broadcast_time, pull_time, push_time, ring_time, servers, tree_time
 from ._validate import broadcast_result, checked, checked_cap, choice
 
 __all__ = [

@@ -44,7 +44,7 @@ class SpecError(PerfModelError, ValueError):
         parts = [p for p in (self.source, self.field) if p]
         return ": ".join(parts + [self.message])
 
-    def within(self, prefix: str | None = None, source: str | None = None) -> "SpecError":
+    def within(self, prefix: str | None = None, source: str | None = None) -> SpecError:
         """Return the same error with its field nested under ``prefix`` and/or a file name."""
         field = self.field
         if prefix:
@@ -93,7 +93,7 @@ class ConstraintViolation(SpecError):
         self.detail = message
         super().__init__(field, f"{constraint}: {message}", source)
 
-    def within(self, prefix: str | None = None, source: str | None = None) -> "ConstraintViolation":
+    def within(self, prefix: str | None = None, source: str | None = None) -> ConstraintViolation:
         """The same violation with its field nested under ``prefix`` and/or a file name."""
         nested = super().within(prefix, source)
         return ConstraintViolation(self.constraint, nested.field, self.value, self.detail,

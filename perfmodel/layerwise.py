@@ -82,14 +82,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from . import partition as _part
 from .errors import Infeasible, SpecError
 from .result import Estimate
-from .specs import DNN, Cluster, Config, Layer
+from .specs import DNN, Cluster, Config
 
 __all__ = [
     "COMPONENTS", "feedforward_compute_time", "backprop_compute_time", "weight_update_time",
@@ -680,7 +680,6 @@ class LayerWise:
         reads = self.weight_reads(dnn, cluster, config, plan)
         phases = {c: sum(getattr(t, c) / t.parallelism for t in table) for c in COMPONENTS[:5]}
         phases["M_w"] = reads["M_w"] * self.reads_per_sample(cluster, config)
-        per_sample = sum(phases.values())
         worst = max(table, key=lambda t: t.total / t.parallelism)
         layers = [dict(t.plan.to_dict(), name=t.name, parallelism=t.parallelism,
                        c_muladd=t.c_muladd,

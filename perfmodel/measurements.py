@@ -210,7 +210,7 @@ class Measurement:
 
     @classmethod
     def from_step_times(cls, workers, n_ps, bandwidth, step_times, batch_size: int,
-                        mode: str | None = None) -> "Measurement":
+                        mode: str | None = None) -> Measurement:
         """A measurement from a log of one worker's step times (s).
 
         The throughput is ``workers * batch_size / mean``; ``step_time_std``

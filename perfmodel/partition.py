@@ -102,7 +102,6 @@ footnote 3) and Sec. 5.3 (segment-to-worker mapping by bipartite matching).
 from __future__ import annotations
 
 import functools
-
 import math
 import numbers
 
@@ -366,7 +365,8 @@ def _windows_uncached(layer: Layer, axis: int, n_in: int, n_out: int):
     reads the union of the windows of conv outputs ``y*f .. y*f + f - 1``
     (a union with gaps when the kernel is narrower than the stride).
     """
-    pick = (lambda t, d: d if t is None else t[axis])
+    def pick(t, d):
+        return d if t is None else t[axis]
     rule = _resolve(n_in, n_out, pick(layer.kernel, None), pick(layer.stride, 1),
                     pick(layer.padding, 0), layer.kind)
     y = np.arange(n_out, dtype=np.int64)[:, None]
@@ -519,7 +519,8 @@ def cached_transfer_matrix(prev: Layer, layer: Layer, p_prev: int, p: int,
 
 def _matrix_uncached(prev: Layer, layer: Layer, p_prev: int, p: int, errors: bool) -> np.ndarray:
     in_shape = _chain(prev, layer)
-    dense = (lambda: _dense(prev, layer, p_prev, p, errors))
+    def dense():
+        return _dense(prev, layer, p_prev, p, errors)
     if layer.kind in ONE_TO_ONE_KINDS:
         return _one_to_one(prev, layer, p_prev, p, dense)
     if (layer.kind in WINDOWED_KINDS and is_spatial(layer.out_shape)

@@ -26,10 +26,11 @@ candidate sets it takes part:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import SpecError
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["Estimate"]
 
@@ -78,7 +79,7 @@ class Estimate:
 
     @classmethod
     def from_phases(cls, phases: Mapping[str, float], samples_per_step: float, *,
-                    epoch_samples: int | None = None, meta: Mapping | None = None) -> "Estimate":
+                    epoch_samples: int | None = None, meta: Mapping | None = None) -> Estimate:
         """Build an estimate whose step time is the sum of its exposed phases.
 
         The bottleneck is the longest phase; throughput is
@@ -108,7 +109,7 @@ class Estimate:
         return (work / high if high > 0 else 0.0, work / low if low > 0 else math.inf)
 
     def with_interval(self, low: float, high: float, *, level: float,
-                      source: str) -> "Estimate":
+                      source: str) -> Estimate:
         """A copy with ``throughput_interval = (low, high)``, its level and source in meta.
 
         ``low`` and ``high`` are widened to include ``throughput`` when a

@@ -8,9 +8,20 @@ code imports from there.
 """
 
 from .coarse import LockStep
-from .fit.selection import (FAMILIES, LOCKSTEP_CV, LOSSY_REPLICATIONS, Calibrated, Score,
-                            Selection, calibrate_candidate, choose, cpu_ceiling,
-                            default_candidates, interval_halfwidth, select_model)
+from .fit.selection import (
+                            FAMILIES,
+                            LOCKSTEP_CV,
+                            LOSSY_REPLICATIONS,
+                            Calibrated,
+                            Score,
+                            Selection,
+                            calibrate_candidate,
+                            choose,
+                            cpu_ceiling,
+                            default_candidates,
+                            interval_halfwidth,
+                            select_model,
+)
 from .fit.selection import ModelCandidate as Candidate
 from .fit.timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_timeout_band
 from .sim.model import BlockTrace

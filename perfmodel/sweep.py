@@ -89,9 +89,10 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from . import registry, units, zoo
 from .errors import PerfModelError, SpecError
@@ -297,7 +298,7 @@ class Grid:
         return options
 
     @classmethod
-    def from_axes(cls, **axes) -> "Grid":
+    def from_axes(cls, **axes) -> Grid:
         """A grid from keyword axes; keywords that are not axes are model options."""
         own = {f.name for f in dataclasses.fields(cls)} - {"options"}
         options = {k: v for k, v in axes.items() if k not in own}

@@ -56,8 +56,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import sympy as sp
@@ -283,7 +283,7 @@ _LABEL = {"ps": r"\mathrm{PS}", "fcfs": r"\mathrm{FCFS}", "hybrid": r"\mathrm{Hy
 _OVERLAP = r"\mathrm{Overlap}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def forms() -> tuple:
     """Every symbolic form with its numeric counterpart.
 
@@ -446,7 +446,7 @@ def sensitivity_function(name: str, wrt) -> Callable:
     return evaluate
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lambdified(name: str, what: str, wrt: sp.Symbol | None = None) -> Callable:
     """Cached numpy function of form ``name``: its step time, marginal gain,
     closed-form saturation point (extra last argument epsilon) or ``dT/d(wrt)``."""
@@ -604,7 +604,7 @@ def _closed_saturation(f: Form, args: list, eps: float) -> float:
     return _lambdified(f.name, "saturation")(*positional, eps)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _gain_by_position(name: str) -> Callable:
     """The marginal gain as ``g(*args_without_workers, K)``."""
     f = form(name)

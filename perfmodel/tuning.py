@@ -8,10 +8,24 @@ there.
 """
 
 from .fit.grid import FIT_OBJECTIVES as OBJECTIVES
-from .fit.grid import RHO_GRID, FitResult, fit_tunables, grid_range, parse_grid, predict_measurements
-from .fit.network import (CALIBRATION_GRIDS, CALIBRATION_MODELS, CALIBRATION_PARAMS,
-                          COORDINATE_SWEEPS, NEAR_OPTIMAL, SEARCHES, SIM_GRIDS,
-                          calibrate_network)
+from .fit.grid import (
+                          RHO_GRID,
+                          FitResult,
+                          fit_tunables,
+                          grid_range,
+                          parse_grid,
+                          predict_measurements,
+)
+from .fit.network import (
+                          CALIBRATION_GRIDS,
+                          CALIBRATION_MODELS,
+                          CALIBRATION_PARAMS,
+                          COORDINATE_SWEEPS,
+                          NEAR_OPTIMAL,
+                          SEARCHES,
+                          SIM_GRIDS,
+                          calibrate_network,
+)
 from .fit.network import NetworkCalibration as Calibration
 from .measurements import MEASUREMENT_COLUMNS, Measurement, parse_measurements
 

@@ -7,6 +7,7 @@ and gap, and SyncCoarse's estimate for the configurations chosen on a real
 case.
 """
 
+import importlib
 import itertools
 import json
 import math
@@ -16,16 +17,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optimizer.allocate import (AUTO_EXACT_CELLS, Allocation, Curve, CurveModel, Job,
-                                allocate, concave_envelope, throughput_curve)
-import importlib
-
-allocate_module = importlib.import_module("optimizer.allocate")
+from optimizer.allocate import (
+    AUTO_EXACT_CELLS,
+    Allocation,
+    Curve,
+    CurveModel,
+    Job,
+    allocate,
+    concave_envelope,
+    throughput_curve,
+)
 from optimizer.search import search
 from perfmodel import zoo
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.specs import Cluster, Config
+
+allocate_module = importlib.import_module("optimizer.allocate")
 
 REL = 1e-9
 

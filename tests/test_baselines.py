@@ -7,8 +7,14 @@ T_B = 0.2 s, T_S = 0.01 s, batch 32.
 import numpy as np
 import pytest
 
-from perfmodel.baselines import (Cynthia, LinAsync, Optimus, cynthia_throughput, fit_optimus,
-                                 optimus_speed)
+from perfmodel.baselines import (
+    Cynthia,
+    LinAsync,
+    Optimus,
+    cynthia_throughput,
+    fit_optimus,
+    optimus_speed,
+)
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.queueing import AsyncMVA, async_solve
 from perfmodel.specs import Cluster, Config, Profile

@@ -14,12 +14,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfmodel.fit import microbench as cal_mod
-from perfmodel.calibrate import (ACTIVATIONS, BLAS_THREAD_VARIABLES, Calibration, CacheInfo,
-                                 Plan, activate, calibrate, calibrated_cluster,
-                                 canonical_forward, detect_cache, error_term, make_plan,
-                                 parse_cache_size, weights)
+from perfmodel.calibrate import (
+    ACTIVATIONS,
+    BLAS_THREAD_VARIABLES,
+    CacheInfo,
+    Calibration,
+    Plan,
+    activate,
+    calibrate,
+    calibrated_cluster,
+    canonical_forward,
+    detect_cache,
+    error_term,
+    make_plan,
+    parse_cache_size,
+    weights,
+)
 from perfmodel.errors import SpecError
+from perfmodel.fit import microbench as cal_mod
 from perfmodel.specs import Cluster
 
 CORES = os.cpu_count() or 1

@@ -6,12 +6,11 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from optimizer import search
 from perfmodel import zoo
-from perfmodel.cli import main, parse_int_range, CliError
+from perfmodel.cli import CliError, main, parse_int_range
 from perfmodel.coarse import SyncCoarse, allreduce_step_time, sync_step_time
 
 

@@ -17,9 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel import coarse
-from perfmodel.coarse import (AllReduceCoarse, SyncCoarse, allreduce_phases,
-                              allreduce_step_time, hierarchical_step_time, sync_phases,
-                              sync_step_time)
+from perfmodel.coarse import (
+    AllReduceCoarse,
+    SyncCoarse,
+    allreduce_phases,
+    allreduce_step_time,
+    hierarchical_step_time,
+    sync_phases,
+    sync_step_time,
+)
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config, Profile
@@ -307,7 +313,7 @@ def test_free_options_keep_their_shape():
     assert sync_phases(M, B, TF, TB, TS, K, n_ps=[1, 1])["update"].shape == (2,)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bench_reference():
     path = Path(__file__).parent / "benchmarks" / "bench_coarse.py"
     spec = importlib.util.spec_from_file_location("bench_coarse", path)

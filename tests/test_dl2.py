@@ -10,8 +10,15 @@ import pytest
 from perfmodel import dl2
 from perfmodel.baselines import optimus_speed
 from perfmodel.coarse import SyncCoarse
-from perfmodel.dl2 import (BUILTIN_PATH, DL2Record, OptimusCandidate, fit_model, load_builtin,
-                           parse_dl2, validate_dl2)
+from perfmodel.dl2 import (
+    BUILTIN_PATH,
+    DL2Record,
+    OptimusCandidate,
+    fit_model,
+    load_builtin,
+    parse_dl2,
+    validate_dl2,
+)
 from perfmodel.errors import SpecError
 
 

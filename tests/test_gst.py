@@ -33,17 +33,46 @@ from scipy import integrate, special, stats
 
 from perfmodel import gst
 from perfmodel.errors import Infeasible, SpecError
-from perfmodel.gst import (GST, Empirical, aggregation_delay, aggregation_delay_max,
-                           aggregation_delay_min, aggregation_granularity, aggregation_time,
-                           barrier_forward_time, barrier_links, barrier_time,
-                           best_compression_ratio, blom_max_normal, bottleneck_evaluation,
-                           clark_expected_max, communication_time, compression_time, epoch_time,
-                           expected_epoch_time, expected_max, expected_max_normal,
-                           expected_max_normals, io_pipeline, layer_pipeline,
-                           max_aggregation_time, max_cdf, max_normal_cdf, max_normal_pdf,
-                           max_normal_ppf, max_normal_sf, max_normal_std, max_ppf,
-                           monte_carlo_epoch_time, non_barrier_time, packet_count, sample_max,
-                           speedup_ratio, type1_completion, type2_completion)
+from perfmodel.gst import (
+    GST,
+    Empirical,
+    aggregation_delay,
+    aggregation_delay_max,
+    aggregation_delay_min,
+    aggregation_granularity,
+    aggregation_time,
+    barrier_forward_time,
+    barrier_links,
+    barrier_time,
+    best_compression_ratio,
+    blom_max_normal,
+    bottleneck_evaluation,
+    clark_expected_max,
+    communication_time,
+    compression_time,
+    epoch_time,
+    expected_epoch_time,
+    expected_max,
+    expected_max_normal,
+    expected_max_normals,
+    io_pipeline,
+    layer_pipeline,
+    max_aggregation_time,
+    max_cdf,
+    max_normal_cdf,
+    max_normal_pdf,
+    max_normal_ppf,
+    max_normal_sf,
+    max_normal_std,
+    max_ppf,
+    monte_carlo_epoch_time,
+    non_barrier_time,
+    packet_count,
+    sample_max,
+    speedup_ratio,
+    type1_completion,
+    type2_completion,
+)
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config, Profile
 
@@ -90,7 +119,7 @@ def test_expected_max_normal_live_mpmath():
     for n in (7, 10**6):
         nn = mp.mpf(n)
         c = -mp.sqrt(2) * mp.erfinv(2 / nn - 1)
-        ref = mp.quad(lambda x: x * nn * mp.npdf(x) * mp.ncdf(x) ** (nn - 1),
+        ref = mp.quad(lambda x, nn=nn: x * nn * mp.npdf(x) * mp.ncdf(x) ** (nn - 1),
                       [-mp.inf, c - 3, c - 1, c, c + 1, c + 3, mp.inf])
         assert expected_max_normal(n) == pytest.approx(float(ref), rel=1e-13)
 

@@ -238,6 +238,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 def drawn(monkeypatch):
     """The figures `perfmodel plot` saves, kept open for reading back."""
     import matplotlib.pyplot as plt
+
     from perfmodel import plot
 
     figures, save = [], plot.save

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-from scipy.stats import spearmanr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from perfmodel import zoo
 from perfmodel import layerwise as lw
+from perfmodel import zoo
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.specs import DNN, Cluster, Config, Layer
 

@@ -5,7 +5,8 @@ import itertools
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from optimizer import matching as mt
@@ -210,7 +211,8 @@ def test_map_layer_beats_every_permutation(pair, w, data, backward):
     plan = mt.map_layer(prev_layer, layer, prev_plan, p, r, 4, w, backward=backward)
     assert (plan.partitions, plan.replicas, plan.threads) == (p, r, 4)
     check_layer(plan, Config(n_workers=w), _CLUSTER)
-    traffic = (lambda lp: mt.remote_traffic(prev_layer, layer, prev_plan, lp, backward=backward))
+    def traffic(lp):
+        return mt.remote_traffic(prev_layer, layer, prev_plan, lp, backward=backward)
     got = traffic(plan)
     identity = traffic(LayerPlan(p, 4, r))
     every = [traffic(LayerPlan(p, 4, r, perm)) for perm in itertools.permutations(range(w), p * r)]

@@ -10,8 +10,12 @@ from hypothesis import strategies as st
 
 from perfmodel import dl2
 from perfmodel.errors import SpecError
-from perfmodel.operational import (UtilizationCeiling, bottleneck_throughput,
-                                   fit_utilization_ceiling, service_demand)
+from perfmodel.operational import (
+    UtilizationCeiling,
+    bottleneck_throughput,
+    fit_utilization_ceiling,
+    service_demand,
+)
 
 
 def test_laws_by_hand():

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from perfmodel import partition as pt
 from perfmodel import zoo

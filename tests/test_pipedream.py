@@ -14,8 +14,16 @@ from hypothesis import strategies as st
 
 from perfmodel import io, pipedream
 from perfmodel.errors import SpecError
-from perfmodel.pipedream import (COMMIT, REPOSITORY, PipeDreamGraph, guess_kind,
-                                 infer_batch_size, layer_table, parse_graph, to_profile)
+from perfmodel.pipedream import (
+    COMMIT,
+    REPOSITORY,
+    PipeDreamGraph,
+    guess_kind,
+    infer_batch_size,
+    layer_table,
+    parse_graph,
+    to_profile,
+)
 from perfmodel.specs import LAYER_KINDS, Profile
 
 DATA = Path(__file__).parent / "data"

@@ -18,9 +18,23 @@ from hypothesis import strategies as st
 
 import perfmodel.placement as pl
 from perfmodel.errors import Infeasible, SpecError
-from perfmodel.placement import (Placement, bottleneck_check, clustered, colocated, fat_tree,
-                                 from_string, link_loads, max_min_rates, max_min_rates_reference,
-                                 paper_racks, place, racks, random_placement, star, strided)
+from perfmodel.placement import (
+    Placement,
+    bottleneck_check,
+    clustered,
+    colocated,
+    fat_tree,
+    from_string,
+    link_loads,
+    max_min_rates,
+    max_min_rates_reference,
+    paper_racks,
+    place,
+    racks,
+    random_placement,
+    star,
+    strided,
+)
 
 B10 = 10e9 / 8          # 10 Gbps in bytes/s
 PAPER = paper_racks()

@@ -10,9 +10,19 @@ import numpy as np
 import pytest
 
 from perfmodel.errors import Infeasible, SpecError
-from perfmodel.placement import (STRATEGIES, compare, exhaustive_placement, job_times,
-                                 link_loads, max_link_load, optimize_placement, paper_racks,
-                                 place, racks, star)
+from perfmodel.placement import (
+    STRATEGIES,
+    compare,
+    exhaustive_placement,
+    job_times,
+    link_loads,
+    max_link_load,
+    optimize_placement,
+    paper_racks,
+    place,
+    racks,
+    star,
+)
 
 B = 10e9 / 8
 PAPER = paper_racks()

@@ -16,11 +16,27 @@ import perfmodel.gst
 import perfmodel.placement
 from perfmodel.coarse import SyncCoarse, sync_step_time
 from perfmodel.errors import Infeasible, SpecError
-from perfmodel.placement import (PHASES, Constant, Empirical, FlowSim, LogNormal, Normal,
-                                 Pareto, Placement, compare, fat_tree, heavy_tailed_server,
-                                 heavy_tailed_worker, latency_table, paper_racks, racks,
-                                 random_placement, simulate, star)
 from perfmodel.gst import expected_max
+from perfmodel.placement import (
+    PHASES,
+    Constant,
+    Empirical,
+    FlowSim,
+    LogNormal,
+    Normal,
+    Pareto,
+    Placement,
+    compare,
+    fat_tree,
+    heavy_tailed_server,
+    heavy_tailed_worker,
+    latency_table,
+    paper_racks,
+    racks,
+    random_placement,
+    simulate,
+    star,
+)
 from perfmodel.placement.distributions import Distribution, as_distribution, from_string
 from perfmodel.specs import Cluster, Config, Profile
 

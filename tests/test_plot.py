@@ -7,10 +7,13 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from perfmodel import plot, zoo  # noqa: E402
+from perfmodel import (  # noqa: E402
+    SyncCoarse,  # noqa: E402
+    plot,
+    zoo,
+)
 from perfmodel.coarse import sync_step_time  # noqa: E402
 from perfmodel.specs import Cluster, Config, Profile  # noqa: E402
-from perfmodel import SyncCoarse  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -268,7 +271,7 @@ def test_sweep_curves_bad_columns():
 def test_single_iteration_spread_is_labelled_as_such():
     """GST's interval="iteration" is the spread of one iteration, not an error bar on the
     mean: the legend says so; a fit's interval keeps the plain label."""
-    from perfmodel import Config, GST, zoo
+    from perfmodel import GST, Config, zoo
     profile, cluster = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")
     gst = GST(interval="iteration", cv=0.05)
     ests = [gst.estimate(profile, cluster.replace(machines=8), Config(n_replicas=k))

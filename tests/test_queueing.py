@@ -21,8 +21,14 @@ from hypothesis import strategies as st
 
 from perfmodel import queueing as q
 from perfmodel.errors import Infeasible, SpecError
-from perfmodel.queueing import (AsyncMVA, async_solve, async_throughput, mva, mva_binary,
-                                mva_schweitzer)
+from perfmodel.queueing import (
+    AsyncMVA,
+    async_solve,
+    async_throughput,
+    mva,
+    mva_binary,
+    mva_schweitzer,
+)
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config, Profile
 

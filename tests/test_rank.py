@@ -6,8 +6,8 @@ Each configuration is ranked at its best plan.
 import pytest
 from scipy.stats import spearmanr
 
-from optimizer.rank import rank_configs, space_spread
 from optimizer import dp
+from optimizer.rank import rank_configs, space_spread
 from perfmodel import zoo
 from perfmodel.layerwise import LayerWise
 from perfmodel.specs import Config

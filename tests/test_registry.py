@@ -4,8 +4,7 @@ import dataclasses
 
 import pytest
 
-from perfmodel import Config, zoo
-from perfmodel import registry
+from perfmodel import Config, registry, zoo
 from perfmodel.errors import SpecError
 from perfmodel.fit import selection
 from perfmodel.fit.dl2 import report_models

@@ -3,7 +3,8 @@
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optimizer.search import candidate_configs, objective_value, search
 from perfmodel.errors import Infeasible, SpecError

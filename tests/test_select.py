@@ -12,8 +12,16 @@ from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import PerfModelError, SpecError
 from perfmodel.queueing import AsyncMVA
 from perfmodel.result import Estimate
-from perfmodel.select import (Calibrated, Candidate, LockStep, Score, choose,
-                              default_candidates, interval_halfwidth, select_model)
+from perfmodel.select import (
+    Calibrated,
+    Candidate,
+    LockStep,
+    Score,
+    choose,
+    default_candidates,
+    interval_halfwidth,
+    select_model,
+)
 from perfmodel.specs import Config
 from perfmodel.tuning import Measurement
 

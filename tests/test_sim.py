@@ -19,9 +19,21 @@ from perfmodel.coarse import allreduce_step_time, sync_step_time
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.pipedream import load_graph as load_pipedream
 from perfmodel.result import Estimate
-from perfmodel.sim import (Op, Step, Trace, TraceSim, add_parsing_overhead, assign_servers,
-                           chrome_trace, fair_shares, from_layers, order_transmissions,
-                           simulate, simulate_range, split_servers)
+from perfmodel.sim import (
+    Op,
+    Step,
+    Trace,
+    TraceSim,
+    add_parsing_overhead,
+    assign_servers,
+    chrome_trace,
+    fair_shares,
+    from_layers,
+    order_transmissions,
+    simulate,
+    simulate_range,
+    split_servers,
+)
 from perfmodel.specs import Cluster, Config, Profile
 
 DATA = Path(__file__).parent / "data"

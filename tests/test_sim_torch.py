@@ -4,15 +4,12 @@ Needs the optional extra (``pip install 'perfmodel[torch]'``; here ``pip install
 torch==2.13.0``); skipped without it, except the import-guard test.
 """
 
-import importlib
-import sys
 
 import numpy as np
 import pytest
 
 from perfmodel.errors import SpecError
 from perfmodel.sim import Trace, simulate
-
 
 torch = pytest.importorskip("torch", reason="the perfmodel[torch] extra is not installed")
 nn = torch.nn

@@ -6,7 +6,8 @@ import math
 
 import jsonschema
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from perfmodel import io
 from perfmodel.errors import SpecError

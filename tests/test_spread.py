@@ -11,12 +11,18 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perfmodel import coarse
 from perfmodel.errors import SpecError
-from perfmodel.select import (TIMEOUT_BAND, default_candidates, select_model,
-                              timeouts_from_step_times, with_timeout_band)
+from perfmodel.select import (
+    TIMEOUT_BAND,
+    default_candidates,
+    select_model,
+    timeouts_from_step_times,
+    with_timeout_band,
+)
 from perfmodel.specs import Cluster, Config, Profile
 from perfmodel.tuning import Measurement, parse_measurements
 
@@ -331,8 +337,8 @@ def test_calibrate_network_holds_q_near_the_spread():
 def test_calibrate_network_reads_a_modeless_spread_as_the_models_mode():
     """A CSV without a mode column: the spread at 2 workers is one sync step's (2 messages a
     phase) for a sync model, one worker's cycle (1 message) for the async MVA."""
-    from perfmodel.queueing import AsyncMVA
     from perfmodel.fit.timeouts import TIMEOUT_BAND, band_values
+    from perfmodel.queueing import AsyncMVA
     from perfmodel.tuning import CALIBRATION_GRIDS, calibrate_network
 
     base = Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0)

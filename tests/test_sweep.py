@@ -9,7 +9,8 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perfmodel import registry, zoo
 from perfmodel.coarse import SyncCoarse
@@ -343,6 +344,7 @@ def test_a_killed_sweep_loses_only_the_chunk_in_flight(tmp_path, count_estimates
 def test_auto_jobs_start_a_pool_only_for_slow_grids(threshold, started, monkeypatch):
     """jobs=None: the first chunk runs here; a pool starts when the rest would be slow."""
     import concurrent.futures as cf
+
     from perfmodel import sweep as sweep_module
 
     asked = []

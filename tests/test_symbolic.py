@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from perfmodel import symbolic as sym
 from perfmodel.errors import SpecError
-from perfmodel.symbolic import B, K, M, T_B, T_F, T_S, w
+from perfmodel.symbolic import T_B, T_F, T_S, B, K, M, w
 
 NAMES = sym.FORM_NAMES
 VALUE_RANGES = {"model_bytes": (1e5, 1e9), "bandwidth": (1e7, 1e10), "t_forward": (0.0, 1.0),

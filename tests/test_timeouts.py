@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perfmodel import coarse
 from perfmodel.errors import SpecError

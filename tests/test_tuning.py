@@ -18,8 +18,16 @@ from perfmodel.errors import Infeasible, SpecError
 from perfmodel.io import load_measurements
 from perfmodel.queueing import AsyncMVA
 from perfmodel.specs import Cluster, Profile
-from perfmodel.tuning import (RHO_GRID, FitResult, Measurement, fit_tunables, grid_range,
-                              parse_grid, parse_measurements, predict_measurements)
+from perfmodel.tuning import (
+    RHO_GRID,
+    FitResult,
+    Measurement,
+    fit_tunables,
+    grid_range,
+    parse_grid,
+    parse_measurements,
+    predict_measurements,
+)
 
 DATA = Path(__file__).parent / "data"
 

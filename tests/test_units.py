@@ -3,7 +3,8 @@
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from perfmodel import units
 from perfmodel.errors import SpecError

@@ -1,7 +1,6 @@
 """Tests of perfmodel.fit.validation: the ns-3 CSV, the matrix cells, the command."""
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -12,11 +11,17 @@ from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
 from perfmodel.select import LockStep
 from perfmodel.specs import Cluster, Config
-from perfmodel.validation import (NS3_COLUMNS, Matrix, dl2_cells, ns3_cells, parse_ns3,
-                                  validation_matrix)
+from perfmodel.validation import (
+    NS3_COLUMNS,
+    Matrix,
+    dl2_cells,
+    ns3_cells,
+    parse_ns3,
+    validation_matrix,
+)
 
 T_UPDATE = 0.03
-HEADER = (f"# synthetic ns-3 matrix for tests\n# job: resnet50-pipedream, t_update = 30 ms\n"
+HEADER = ("# synthetic ns-3 matrix for tests\n# job: resnet50-pipedream, t_update = 30 ms\n"
           + ",".join(NS3_COLUMNS) + "\n")
 
 

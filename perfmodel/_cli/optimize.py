@@ -9,9 +9,20 @@ from optimizer import search
 from optimizer.dp import optimize, useful_triples
 from optimizer.rank import rank_configs, space_spread
 
-from .common import (DEFAULTS, CliError, cluster_from_args, epoch_samples_for, human_units,
-                     json_text, model_from_args, parse_configs, profile_from_args,
-                     progress_bar, resolve_spec, table_text)
+from .common import (
+    DEFAULTS,
+    CliError,
+    cluster_from_args,
+    epoch_samples_for,
+    human_units,
+    json_text,
+    model_from_args,
+    parse_configs,
+    profile_from_args,
+    progress_bar,
+    resolve_spec,
+    table_text,
+)
 
 __all__ = ["run"]
 

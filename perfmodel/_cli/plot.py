@@ -14,9 +14,19 @@ from .. import plot as figures
 from ..errors import SpecError
 from ..sim import simulate
 from ..sweep import read_table
-from .common import (DEFAULTS, MODEL_FLAGS, CliError, cluster_from_args, epoch_samples_for,
-                     model_from_args, parse_int_range, profile_from_args, progress_bar,
-                     quantities, resolve_spec)
+from .common import (
+    DEFAULTS,
+    MODEL_FLAGS,
+    CliError,
+    cluster_from_args,
+    epoch_samples_for,
+    model_from_args,
+    parse_int_range,
+    profile_from_args,
+    progress_bar,
+    quantities,
+    resolve_spec,
+)
 from .measured import selected_model
 from .place import run as run_place
 from .simulate import trace_from_arg

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 from ..sweep import grid_records
-from .common import (epoch_samples_for, cluster_from_args, csv_text, human_units, json_text,
-                     model_from_args, parse_configs, parse_int_range, profile_from_args,
-                     quantities, resolve_spec, table_text, DEFAULTS)
+from .common import (
+    DEFAULTS,
+    cluster_from_args,
+    csv_text,
+    epoch_samples_for,
+    human_units,
+    json_text,
+    model_from_args,
+    parse_configs,
+    parse_int_range,
+    profile_from_args,
+    quantities,
+    resolve_spec,
+    table_text,
+)
 from .measured import selected_model
 
 __all__ = ["run"]

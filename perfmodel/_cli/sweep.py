@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from ..errors import Infeasible, SpecError
 from ..sweep import Grid, sweep, table_format
-from .common import (DEFAULTS, MODEL_FLAGS, CliError, cluster_from_args, epoch_samples_for,
-                     model_from_args, parse_int_range, profile_from_args, quantities,
-                     resolve_spec)
+from .common import (
+    DEFAULTS,
+    MODEL_FLAGS,
+    CliError,
+    cluster_from_args,
+    epoch_samples_for,
+    model_from_args,
+    parse_int_range,
+    profile_from_args,
+    quantities,
+    resolve_spec,
+)
 
 __all__ = ["run"]
 

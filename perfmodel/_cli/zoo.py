@@ -35,8 +35,8 @@ def run(args) -> str:
         rows = [{"layer": l.name, "kind": l.kind, "out_shape": "x".join(map(str, l.out_shape)),
                  "weights": l.weights, "connections": l.connections} for l in dnn.layers]
         return head + table_text(rows, ["layer", "kind", "out_shape", "weights", "connections"])
-    for kind, getter, names in (("profile", zoo.profile, zoo.profile_names()),
-                                ("cluster", zoo.cluster, zoo.cluster_names())):
+    for getter, names in ((zoo.profile, zoo.profile_names()),
+                          (zoo.cluster, zoo.cluster_names())):
         if name in names:
             spec = getter(name)
             if args.format == "json":

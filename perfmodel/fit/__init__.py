@@ -21,8 +21,7 @@ from .dl2 import validate_dl2
 from .grid import FitResult, fit_tunables, grid_range, parse_grid, predict_measurements
 from .microbench import HardwareCalibration, calibrate, calibrated_cluster
 from .network import NetworkCalibration, calibrate_network
-from .selection import (Calibrated, ModelCandidate, Selection, default_candidates,
-                        select_model)
+from .selection import Calibrated, ModelCandidate, Selection, default_candidates, select_model
 from .timeouts import timeouts_from_step_times, with_timeout_band
 from .validation import validation_matrix
 

@@ -46,15 +46,20 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import Infeasible, PerfModelError, SpecError
-from ..measurements import (Measurement, measured_cluster, measured_cluster_unchecked,
-                            measured_profile)
+from ..measurements import (
+    Measurement,
+    measured_cluster,
+    measured_cluster_unchecked,
+    measured_profile,
+)
 from ..registry import make
 from ..specs import Cluster, Profile
 

@@ -486,7 +486,7 @@ class Spread:
     n: int
 
     @classmethod
-    def of(cls, name: str, unit: str, samples) -> "Spread":
+    def of(cls, name: str, unit: str, samples) -> Spread:
         """The spread of ``samples`` (a non-empty sequence of positive floats)."""
         x = np.asarray(samples, dtype=float)
         q25, med, q75 = np.percentile(x, [25, 50, 75])
@@ -601,7 +601,7 @@ class _Bench:
         self.conns: list = []
         self.hello: list[dict] = []
 
-    def __enter__(self) -> "_Bench":
+    def __enter__(self) -> _Bench:
         try:
             self._share(0, "cache", self.plan.cache_shape)
             self._share(1, "mem", self.plan.mem_shape)

@@ -17,8 +17,9 @@ import dataclasses
 import itertools
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +28,18 @@ from ..io import load_measurements, save
 from ..measurements import Measurement
 from ..sim.model import TraceSim
 from ..specs import Cluster, Profile
-from .grid import (FitResult, checked_measurements, cv_folds, error_objective, fit_tunables,
-                   grid_range, model_object, plain_value, predict_one, MEASURED_FIELDS)
+from .grid import (
+    MEASURED_FIELDS,
+    FitResult,
+    checked_measurements,
+    cv_folds,
+    error_objective,
+    fit_tunables,
+    grid_range,
+    model_object,
+    plain_value,
+    predict_one,
+)
 from .timeouts import step_time_band
 
 __all__ = ["CALIBRATION_GRIDS", "SIM_GRIDS", "SEARCHES", "COORDINATE_SWEEPS",

@@ -76,9 +76,10 @@ import csv
 import dataclasses
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -87,11 +88,24 @@ from ..errors import Infeasible, PerfModelError, SpecError
 from ..io import read_text
 from ..measurements import Measurement
 from ..specs import Cluster
-from .dl2 import (OptimusCandidate, fit_model, largest_cpu_reading, load_builtin, network,
-                  utilization_ceiling)
+from .dl2 import (
+    OptimusCandidate,
+    fit_model,
+    largest_cpu_reading,
+    load_builtin,
+    network,
+    utilization_ceiling,
+)
 from .grid import predict_measurements
-from .selection import (LOCKSTEP_CV, Score, calibrate_candidate, choose, interval_halfwidth,
-                        matrix_candidates, validity)
+from .selection import (
+    LOCKSTEP_CV,
+    Score,
+    calibrate_candidate,
+    choose,
+    interval_halfwidth,
+    matrix_candidates,
+    validity,
+)
 from .timeouts import timeout_why, timeouts_from_step_times, with_timeout_band
 
 __all__ = ["NS3_PATH", "NS3_COLUMNS", "NS3_TRAIN_WORKERS", "DL2_GROWTH", "Cell", "Matrix",
@@ -549,7 +563,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
     for r in runs:
         groups.setdefault(r.key, []).append(r)
     cells = []
-    for key, rs in groups.items():
+    for rs in groups.values():
         first = rs[0]
         ms = _mean_by_workers(rs, header.get("batches"))
         train = [m for m in ms if m.workers in train_workers]
@@ -677,7 +691,7 @@ class Matrix:
         seen = list(dict.fromkeys((r["dataset"], r["mode"], r["model"]) for r in rows))
         body = []
         for ds, mode, model in seen:
-            def cell(stage):
+            def cell(stage, ds=ds, mode=mode, model=model):
                 r = by.get((ds, mode, model, stage))
                 return "-" if r is None else \
                     f"{100 * r['mean_error']:.1f}% ({100 * r['max_error']:.0f}%)"

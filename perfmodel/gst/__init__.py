@@ -90,16 +90,50 @@ eqs. 1-18, Sec. V-C, Figs. 5-6.
 """
 
 from .epoch import epoch_time, expected_epoch_time, gst, monte_carlo_epoch_time
-from .maxima import (BLOM_ALPHA, BLOM_MAX_ERROR, METHODS, Empirical, blom_max_normal,
-                     clark_expected_max, expected_max, expected_max_normal, expected_max_normals,
-                     max_cdf, max_normal_cdf, max_normal_pdf, max_normal_ppf, max_normal_sf,
-                     max_normal_std, max_ppf, sample_max)
-from .model import (GST, INTERVALS, PHASES, PROCESSES, best_compression_ratio,
-                    bottleneck_evaluation, compression_time, speedup_ratio)
-from .network import (UNITS, aggregation_delay, aggregation_delay_max, aggregation_delay_min,
-                      aggregation_granularity, aggregation_time, barrier_forward_time,
-                      barrier_links, barrier_time, communication_time, max_aggregation_time,
-                      non_barrier_time, packet_count)
+from .maxima import (
+                     BLOM_ALPHA,
+                     BLOM_MAX_ERROR,
+                     METHODS,
+                     Empirical,
+                     blom_max_normal,
+                     clark_expected_max,
+                     expected_max,
+                     expected_max_normal,
+                     expected_max_normals,
+                     max_cdf,
+                     max_normal_cdf,
+                     max_normal_pdf,
+                     max_normal_ppf,
+                     max_normal_sf,
+                     max_normal_std,
+                     max_ppf,
+                     sample_max,
+)
+from .model import (
+                     GST,
+                     INTERVALS,
+                     PHASES,
+                     PROCESSES,
+                     best_compression_ratio,
+                     bottleneck_evaluation,
+                     compression_time,
+                     speedup_ratio,
+)
+from .network import (
+                     UNITS,
+                     aggregation_delay,
+                     aggregation_delay_max,
+                     aggregation_delay_min,
+                     aggregation_granularity,
+                     aggregation_time,
+                     barrier_forward_time,
+                     barrier_links,
+                     barrier_time,
+                     communication_time,
+                     max_aggregation_time,
+                     non_barrier_time,
+                     packet_count,
+)
 from .pipelines import io_pipeline, layer_pipeline, type1_completion, type2_completion
 
 __all__ = [

@@ -51,10 +51,15 @@ from ..errors import Infeasible, SpecError
 from ..interface import check_inputs
 from ..result import Estimate
 from ..specs import Cluster, Config, Profile
-from .maxima import (METHODS, checked_distribution, expected_max, expected_max_normal,
-                     max_normal_ppf, max_quantile)
-from .network import (UNITS, barrier_links, communication_time, max_aggregation_time,
-                      packet_count)
+from .maxima import (
+    METHODS,
+    checked_distribution,
+    expected_max,
+    expected_max_normal,
+    max_normal_ppf,
+    max_quantile,
+)
+from .network import UNITS, barrier_links, communication_time, max_aggregation_time, packet_count
 from .pipelines import layer_pipeline
 
 __all__ = [

@@ -33,20 +33,52 @@ Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training Performance
 in Datacenters": Algorithm 1, Sec. 4.1-4.4, Sec. 5.
 """
 
-from .distributions import (Constant, Distribution, Empirical, LogNormal, Normal, Pareto,
-                            heavy_tailed_server, heavy_tailed_worker)
-from .flowsim import ENGINES, PHASES, RESNET50_BYTES, FlowSim, FlowSimResult, compare, \
-    latency_table, simulate
+from .distributions import (
+                            Constant,
+                            Distribution,
+                            Empirical,
+                            LogNormal,
+                            Normal,
+                            Pareto,
+                            heavy_tailed_server,
+                            heavy_tailed_worker,
+)
+from .flowsim import (
+                            ENGINES,
+                            PHASES,
+                            RESNET50_BYTES,
+                            FlowSim,
+                            FlowSimResult,
+                            compare,
+                            latency_table,
+                            simulate,
+)
 from .maxmin import bottleneck_check, max_min_rates, max_min_rates_reference
-from .optimize import (OBJECTIVES, PLACEMENT_OBJECTIVES, OptimizedPlacement,
-                       exhaustive_placement, job_times, link_loads, max_link_load,
-                       optimize_placement)
+from .optimize import (
+                            OBJECTIVES,
+                            PLACEMENT_OBJECTIVES,
+                            OptimizedPlacement,
+                            exhaustive_placement,
+                            job_times,
+                            link_loads,
+                            max_link_load,
+                            optimize_placement,
+)
+
 # the function `place` shadows its module `place` here (as the package's attribute);
 # the module stays importable as `perfmodel.placement.place` in `from ... import`.
 from .place import place
 from .strategies import STRATEGIES, Placement, clustered, colocated, random_placement, strided
-from .topology import PAPER_BANDWIDTH, PAPER_LATENCY, Topology, fat_tree, from_string, \
-    paper_racks, racks, star
+from .topology import (
+                            PAPER_BANDWIDTH,
+                            PAPER_LATENCY,
+                            Topology,
+                            fat_tree,
+                            from_string,
+                            paper_racks,
+                            racks,
+                            star,
+)
 
 __all__ = [
     # topology

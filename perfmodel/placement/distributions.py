@@ -77,7 +77,7 @@ class Distribution(abc.ABC):
     def sample(self, rng: np.random.Generator, size) -> np.ndarray:
         """``size`` independent draws (s) using ``rng``."""
 
-    def scaled(self, mean_factor: float = 1.0, std_factor: float = 1.0) -> "Normal":
+    def scaled(self, mean_factor: float = 1.0, std_factor: float = 1.0) -> Normal:
         """The normal of Jain, Kumar, Mao, Sec. 5.3: ``N(mean_factor mu0, std_factor sigma0)``.
 
         ``mu0``, ``sigma0`` are this distribution's mean and standard deviation
@@ -173,7 +173,7 @@ class Pareto(Distribution):
         object.__setattr__(self, "loc", _v.number("loc", self.loc, "s", minimum=0.0))
 
     @classmethod
-    def from_mean(cls, mean: float, shape: float, loc: float = 0.0) -> "Pareto":
+    def from_mean(cls, mean: float, shape: float, loc: float = 0.0) -> Pareto:
         """The Pareto of index ``shape`` (> 1) whose mean is ``mean`` (> ``loc``)."""
         a = _v.number("shape", shape, positive=True)
         if a <= 1:

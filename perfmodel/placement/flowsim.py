@@ -58,17 +58,18 @@ from __future__ import annotations
 import heapq
 import math
 import time as _time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
+from .. import _validate as _v
 from ..errors import SpecError
 from ..interface import check_inputs
 from ..result import Estimate
-from .. import _validate as _v
-from .distributions import Distribution, as_distribution, heavy_tailed_server, heavy_tailed_worker
+from .distributions import as_distribution, heavy_tailed_server, heavy_tailed_worker
 from .maxmin import filled_rates, filled_rates_reference
 from .place import PLACEMENT_FUNCTIONS, place
 from .strategies import STRATEGIES, Placement

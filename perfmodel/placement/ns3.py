@@ -53,8 +53,8 @@ import time as _time
 
 import numpy as np
 
-from ..errors import SpecError
 from .. import _validate as _v
+from ..errors import SpecError
 from .flowsim import RESNET50_BYTES, FlowSimResult, scenario_arguments
 from .strategies import Placement
 from .topology import Topology
@@ -315,8 +315,8 @@ def runtime():
     if not available():
         raise ImportError(INSTALL_HINT)
     try:
-        from ns import ns  # noqa: F401  (loads the ns-3 libraries into cppyy)
         import cppyy
+        from ns import ns  # noqa: F401  (loads the ns-3 libraries into cppyy)
     except Exception as err:  # pragma: no cover - a broken install
         raise ImportError(f"{INSTALL_HINT}; importing it failed: {err}") from err
     cppyy.cppdef(_CPP)
@@ -397,7 +397,7 @@ def simulate_ns3(topology: Topology, placement: Placement, model_bytes=RESNET50_
         r.linkRate.push_back(float(data["capacity"]) * 8.0 / scale)
         r.linkDelay.push_back(float(data.get("latency", 0.0)))
     host_node = [index[h] for h in topology.hosts]
-    for j, ps in enumerate(placement.ps):
+    for ps in placement.ps:
         r.psHost.push_back(host_node[ps])
     first = [0]
     for j, group in enumerate(placement.workers):

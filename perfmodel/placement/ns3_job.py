@@ -79,9 +79,9 @@ import time as _time
 
 import numpy as np
 
-from ..errors import SpecError
 from .. import _validate as _v
 from .. import zoo
+from ..errors import SpecError
 from . import ns3 as _ns3
 
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
@@ -680,21 +680,21 @@ def matrix_rows(profile: str = "resnet50-pipedream", *, t_update=DEFAULT_T_UPDAT
     for r in (matrix_regimes() if regimes is None else regimes):
         rows = []
         n_steps = async_steps if r["mode"] == "async" else steps
-        for seed, k in ((s_, k_) for s_ in _regime_seeds(r, seeds or (seed,))
-                        for k_ in workers):
+        for run_seed, k in ((s_, k_) for s_ in _regime_seeds(r, seeds or (seed,))
+                            for k_ in workers):
             res = simulate_ps_job_ns3(
                 job.model_bytes, r["bandwidth"], job.t_forward, job.t_backward, t_update, k,
                 mode=r["mode"], overlap=r["overlap"], queue=r["queue"],
                 loss_rate=r["loss_rate"], update=r["update"], compute_cv=r["compute_cv"],
                 batch_size=job.batch_size, scale=scale, steps=n_steps, warmup=warmup,
-                batches=batches, seed=seed)
+                batches=batches, seed=run_seed)
             rows.append(dict(regime=r["regime"], queue=r["queue"], loss_rate=r["loss_rate"],
                              bandwidth=r["bandwidth"], mode=r["mode"],
                              overlap=int(r["overlap"]), update=r["update"],
                              compute_cv=r["compute_cv"], workers=k, n_ps=1,
                              batch_size=job.batch_size, throughput=round(res.throughput, 6),
                              throughput_std=round(res.throughput_std, 6), steps=n_steps,
-                             seed=seed, wall_seconds=round(res.wall_seconds, 3)))
+                             seed=run_seed, wall_seconds=round(res.wall_seconds, 3)))
         yield rows
 
 

@@ -57,8 +57,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import Infeasible, SpecError
 from .. import _validate as _v
+from ..errors import Infeasible, SpecError
 from .strategies import Placement, checked_sizes
 from .topology import Topology
 
@@ -222,7 +222,7 @@ def _greedy(ev: _Evaluator, free: list[int], topo: Topology) -> np.ndarray:
     classes = _host_classes(topo)
     hosts: list[int] = []
     loads = np.zeros(topo.n_arcs)
-    for j in range(ev.jobs):
+    for _ in range(ev.jobs):
         racks = topo.rack_of[free]
         counts = np.bincount(racks, minlength=topo.n_racks)
         best_rack = int(np.argmax(counts))

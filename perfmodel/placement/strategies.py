@@ -50,8 +50,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import Infeasible, SpecError
 from .. import _validate as _v
+from ..errors import Infeasible, SpecError
 from .topology import Topology
 
 __all__ = ["Placement", "STRATEGIES", "colocated", "random_placement", "strided", "clustered",
@@ -127,7 +127,7 @@ class Placement:
               for i, w in enumerate(self.workers[j])]
         return down + up
 
-    def check(self, topology: Topology) -> "Placement":
+    def check(self, topology: Topology) -> Placement:
         """Return self if every host index exists in ``topology``, else SpecError."""
         top = int(self.hosts().max())
         if top >= topology.n_hosts:
@@ -203,7 +203,7 @@ def colocated(topology: Topology, jobs: int, workers: int) -> Placement:
     racks = [topology.rack_hosts(r) for r in range(topology.n_racks)]
     ps, ws = [], []
     start = 0
-    for j in range(jobs):
+    for _ in range(jobs):
         # consecutive dedicated racks until the job fits
         hosts: list[int] = []
         r = start

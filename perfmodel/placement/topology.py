@@ -59,9 +59,9 @@ from collections import deque
 import networkx as nx
 import numpy as np
 
+from .. import _validate as _v
 from .. import units
 from ..errors import SpecError
-from .. import _validate as _v
 
 __all__ = ["Topology", "racks", "paper_racks", "fat_tree", "star", "from_string",
            "PAPER_BANDWIDTH", "PAPER_LATENCY"]

@@ -25,15 +25,39 @@ TensorFlow. ICPE, 2020.  Sec. 3 and 5
 
 from . import tensorflow, torch_profile
 from .chrome_import import DTYPE_BYTES, load_torch_profiler
-from .torch_profile import TorchProfile, profile_layers, profile_module
-from .engine import (AUTO_JITTER, AUTO_NUMBA_SIZE, ENGINES, MODES, SERVER_CPUS, SERVER_SHARINGS,
-                     SHARINGS, SimResult, numba_available, simulate)
+from .engine import (
+                     AUTO_JITTER,
+                     AUTO_NUMBA_SIZE,
+                     ENGINES,
+                     MODES,
+                     SERVER_CPUS,
+                     SERVER_SHARINGS,
+                     SHARINGS,
+                     SimResult,
+                     numba_available,
+                     simulate,
+)
 from .export import chrome_trace
 from .model import ARCHITECTURES, PHASES, BlockTrace, TraceSim, simulate_range, split_servers
-from .tensorflow import (GRPC_WINDOW, ORDERS, add_parsing_overhead, assign_servers, fair_shares,
-                         order_transmissions)
-from .trace import (COMMUNICATION, COMPUTATION, RESOURCES, Op, Step, Trace, from_layers,
-                    from_pipedream)
+from .tensorflow import (
+                     GRPC_WINDOW,
+                     ORDERS,
+                     add_parsing_overhead,
+                     assign_servers,
+                     fair_shares,
+                     order_transmissions,
+)
+from .torch_profile import TorchProfile, profile_layers, profile_module
+from .trace import (
+                     COMMUNICATION,
+                     COMPUTATION,
+                     RESOURCES,
+                     Op,
+                     Step,
+                     Trace,
+                     from_layers,
+                     from_pipedream,
+)
 
 __all__ = [
     "torch_profile", "DTYPE_BYTES", "load_torch_profiler", "TorchProfile", "profile_layers",

@@ -131,9 +131,10 @@ import dataclasses
 import importlib.util
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -18,16 +18,24 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterable
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import Infeasible, SpecError
 from ..result import Estimate
 from ..specs import Cluster, Config, Profile
-from .engine import (ENGINES, SERVER_CPUS, SERVER_SHARINGS, SHARINGS, TIMEOUT_POSITIONS,
-                     SimResult, simulate)
+from .engine import (
+    ENGINES,
+    SERVER_CPUS,
+    SERVER_SHARINGS,
+    SHARINGS,
+    TIMEOUT_POSITIONS,
+    SimResult,
+    simulate,
+)
 from .trace import COMMUNICATION, Op, Step, Trace, from_layers
 
 __all__ = ["ARCHITECTURES", "PHASES", "TraceSim", "BlockTrace", "simulate_range",

@@ -61,10 +61,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -183,7 +184,7 @@ class Op:
         return out
 
     @classmethod
-    def from_dict(cls, data) -> "Op":
+    def from_dict(cls, data) -> Op:
         if not isinstance(data, dict):
             raise SpecError("", f"an op must be a mapping, got {type(data).__name__}")
         unknown = sorted(set(data) - set(_OP_KEYS))
@@ -307,7 +308,7 @@ class Step:
         return {"ops": [op.to_dict() for op in self.ops]}
 
     @classmethod
-    def from_dict(cls, data) -> "Step":
+    def from_dict(cls, data) -> Step:
         if not isinstance(data, dict) or "ops" not in data:
             raise SpecError("", "a step must be a mapping with 'ops'")
         unknown = sorted(set(data) - {"ops"})
@@ -415,7 +416,7 @@ class Trace:
         return out
 
     @classmethod
-    def from_dict(cls, data) -> "Trace":
+    def from_dict(cls, data) -> Trace:
         """Build a trace from the file format (unit strings allowed in amounts).
 
         Raises
@@ -446,7 +447,7 @@ class Trace:
                    source=data.get("source", ""))
 
     @classmethod
-    def load(cls, path: str | Path) -> "Trace":
+    def load(cls, path: str | Path) -> Trace:
         """Read a trace file (JSON, or YAML for other suffixes) through :mod:`perfmodel.io`.
 
         Errors name the file and the field: ``trace.json: steps[0].ops[2].res: ...``.
@@ -463,7 +464,7 @@ class Trace:
 
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
-    def replace(self, **changes) -> "Trace":
+    def replace(self, **changes) -> Trace:
         """A copy with some attributes changed (``steps``, ``name``, ...)."""
         return dataclasses.replace(self, **changes)
 
@@ -472,7 +473,7 @@ class Trace:
     @classmethod
     def from_layers(cls, layer_bytes, t_forward, t_backward, t_update=0.0, overlap=True, *,
                     servers=None, names=None, name: str = "", batch_size: int = 1,
-                    source: str = "") -> "Trace":
+                    source: str = "") -> Trace:
         """A layer-level trace; see :func:`from_layers`."""
         return from_layers(layer_bytes, t_forward, t_backward, t_update, overlap,
                            servers=servers, names=names, name=name, batch_size=batch_size,
@@ -480,7 +481,7 @@ class Trace:
 
     @classmethod
     def from_pipedream(cls, graph, t_update=0.0, overlap=True, *, servers=None,
-                       batch_size: int = 1) -> "Trace":
+                       batch_size: int = 1) -> Trace:
         """A layer-level trace of a PipeDream profile; see :func:`from_pipedream`."""
         return from_pipedream(graph, t_update, overlap, servers=servers, batch_size=batch_size)
 

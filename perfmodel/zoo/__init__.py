@@ -9,7 +9,7 @@ True
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..errors import SpecError
@@ -36,7 +36,7 @@ def _names(folder: str) -> list[str]:
     return sorted(p.stem for p in (_HERE / folder).glob("*.json"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _get(folder: str, kind: str, name: str):
     path = _HERE / folder / f"{name}.json"
     if not path.is_file():

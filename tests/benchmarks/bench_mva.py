@@ -99,8 +99,9 @@ def main(argv=None) -> int:
             svc, _ = network(delays)
             types, inverse, pops = np.unique(delays, return_inverse=True, return_counts=True)
             reps = max(1, r if kk <= 12 else 3)
-            tb, rb = median_seconds(lambda: q.mva_binary(delays, svc, disc), reps)
-            ta, ra = median_seconds(lambda: q.mva(types, svc[:len(types)], pops, disc), reps)
+            tb, rb = median_seconds(lambda d=delays, s=svc: q.mva_binary(d, s, disc), reps)
+            ta, ra = median_seconds(
+                lambda t=types, s=svc, p=pops: q.mva(t, s[:len(t)], p, disc), reps)
             assert abs(rb.total_throughput / ra.total_throughput - 1) < 1e-11
             print(f"  {kk:>3} {len(types):>5} {2 ** kk:>11,} {ra.states:>12,} "
                   f"{1e3 * tb:>11.3f} {1e3 * ta:>9.3f} {tb / ta:>8.1f}x")
@@ -115,7 +116,7 @@ def main(argv=None) -> int:
         for name, fn in (("linearizer", q.mva_linearizer), ("schweitzer", q.mva_schweitzer)):
             if name == "linearizer" and kk > q.MAX_LINEARIZER_TYPES:
                 continue
-            t, res_a = median_seconds(lambda: fn(delays, svc, None, disc), 3)
+            t, res_a = median_seconds(lambda f=fn, d=delays, s=svc: f(d, s, None, disc), 3)
             err = "" if exact is None else \
                 f"   error {100 * (res_a.total_throughput / exact - 1):+.3f} %"
             print(f"  K = {kk:>4} {name:<11} {1e3 * t:9.3f} ms{err}")

@@ -65,7 +65,8 @@ def _run(conn, machines: int, layers: int, cores, exhaustive: bool) -> None:
     result = dp.optimize(model, dnn, cluster, epoch_samples=SAMPLES, exhaustive=exhaustive)
     seconds = time.perf_counter() - start
     best = result.best.config
-    conn.send({"seconds": seconds, "score": result.best.score, "triples": result.meta.get("solved", result.meta["triples"]),
+    conn.send({"seconds": seconds, "score": result.best.score,
+               "triples": result.meta.get("solved", result.meta["triples"]),
                "pruned": result.meta.get("pruned", 0), "evaluated": result.n_evaluated,
                "best": f"{best.n_workers}/{best.n_replicas}/{best.n_ps}"})
     conn.close()

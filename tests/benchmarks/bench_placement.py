@@ -33,8 +33,7 @@ import time
 
 import numpy as np
 
-from perfmodel.placement import (STRATEGIES, fat_tree, paper_racks, place, random_placement,
-                                 simulate)
+from perfmodel.placement import STRATEGIES, fat_tree, paper_racks, place, random_placement, simulate
 from perfmodel.placement.maxmin import filled_rates as _fill
 from perfmodel.placement.maxmin import filled_rates_reference as _fill_reference
 
