@@ -14,12 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfmodel.calibrate import (
+from perfmodel.errors import SpecError
+from perfmodel.fit import microbench as cal_mod
+from perfmodel.fit.microbench import (
     ACTIVATIONS,
     BLAS_THREAD_VARIABLES,
+    BenchmarkPlan,
     CacheInfo,
-    Calibration,
-    Plan,
+    HardwareCalibration,
     activate,
     calibrate,
     calibrated_cluster,
@@ -30,8 +32,6 @@ from perfmodel.calibrate import (
     parse_cache_size,
     weights,
 )
-from perfmodel.errors import SpecError
-from perfmodel.fit import microbench as cal_mod
 from perfmodel.specs import Cluster
 
 CORES = os.cpu_count() or 1
@@ -45,7 +45,7 @@ def env_before():
 
 
 @pytest.fixture(scope="module")
-def cal(env_before) -> Calibration:
+def cal(env_before) -> HardwareCalibration:
     return calibrate(quick=True, max_threads=THREADS, seed=0)
 
 
@@ -280,6 +280,6 @@ def test_detect_cache_reports_its_source():
 
 def test_plan_is_frozen():
     plan = make_plan(2**20)
-    assert isinstance(plan, Plan)
+    assert isinstance(plan, BenchmarkPlan)
     with pytest.raises(AttributeError):
         plan.repeats = 1

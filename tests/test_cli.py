@@ -326,7 +326,7 @@ def test_simulate_matches_library(tmp_path, capsys):
 
 def test_calibrate_fit_matches_library(capsys):
     from perfmodel import io as pio
-    from perfmodel.tuning import fit_tunables, grid_range
+    from perfmodel.fit.grid import fit_tunables, grid_range
 
     code, out, _ = run(capsys, "calibrate", "fit", "--model", "async", "--measurements",
                        "tests/data/measurements_small.csv", "--grid", "rho_threshold=0.1:1.0:0.1",

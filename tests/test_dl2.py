@@ -7,10 +7,11 @@ import re
 import numpy as np
 import pytest
 
-from perfmodel import dl2
 from perfmodel.baselines import optimus_speed
 from perfmodel.coarse import SyncCoarse
-from perfmodel.dl2 import (
+from perfmodel.errors import SpecError
+from perfmodel.fit import dl2
+from perfmodel.fit.dl2 import (
     BUILTIN_PATH,
     DL2Record,
     OptimusCandidate,
@@ -19,7 +20,6 @@ from perfmodel.dl2 import (
     parse_dl2,
     validate_dl2,
 )
-from perfmodel.errors import SpecError
 
 
 @pytest.fixture(scope="module")

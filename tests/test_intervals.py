@@ -283,8 +283,8 @@ def _measurements(tmp_path):
 
 
 def test_plot_scalability_with_measurements_draws_the_selected_model(tmp_path, capsys, drawn):
+    from perfmodel.fit.selection import select_model
     from perfmodel.io import load_measurements
-    from perfmodel.select import select_model
 
     m = _measurements(tmp_path)
     path = tmp_path / "selected.png"
@@ -311,8 +311,8 @@ def test_plot_scalability_draws_the_cpu_ceiling_of_runs_with_cpu_readings(tmp_pa
                                                                           drawn):
     """Runs with server_cpu/worker_cpu: the chosen model is capped and the ceiling is drawn
     (dotted), above or on the curve at every K."""
+    from perfmodel.fit.selection import select_model
     from perfmodel.io import load_measurements
-    from perfmodel.select import select_model
 
     m = tmp_path / "cpu.csv"
     m.write_text("workers,n_ps,bandwidth,throughput,server_cpu,worker_cpu\n"

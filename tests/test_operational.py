@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel import dl2
 from perfmodel.errors import SpecError
+from perfmodel.fit import dl2
 from perfmodel.operational import (
     UtilizationCeiling,
     bottleneck_throughput,
@@ -154,8 +154,8 @@ def test_dl2_resnet50_ceiling_on_its_calibration_runs():
 def _runs_with_cpu(truth, ceiling, profile, cluster, cells):
     """Sync measurements of ``truth`` at (workers, servers) with the CPU readings a job with
     ``ceiling``'s demands shows at those speeds."""
+    from perfmodel.measurements import Measurement
     from perfmodel.specs import Config
-    from perfmodel.tuning import Measurement
 
     out = []
     for w, p in cells:
@@ -175,7 +175,7 @@ def test_select_model_caps_the_chosen_estimate_at_the_runs_cpu_ceiling():
     the added seconds as a ``cpu_ceiling`` phase; where the model is slower it is unchanged."""
     from perfmodel import zoo
     from perfmodel.coarse import SyncCoarse
-    from perfmodel.select import select_model
+    from perfmodel.fit.selection import select_model
     from perfmodel.specs import Config
 
     prof = zoo.profile("resnet50-pipedream").replace(t_update=0.02)
@@ -213,8 +213,8 @@ def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
     from perfmodel import zoo
     from perfmodel.cli import main
     from perfmodel.coarse import SyncCoarse
+    from perfmodel.fit.selection import select_model
     from perfmodel.io import load_measurements
-    from perfmodel.select import select_model
     from perfmodel.specs import Config
 
     prof, clu = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")

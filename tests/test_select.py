@@ -8,22 +8,21 @@ import numpy as np
 import pytest
 
 from perfmodel import zoo
-from perfmodel.coarse import SyncCoarse
+from perfmodel.coarse import LockStep, SyncCoarse
 from perfmodel.errors import PerfModelError, SpecError
-from perfmodel.queueing import AsyncMVA
-from perfmodel.result import Estimate
-from perfmodel.select import (
+from perfmodel.fit.selection import (
     Calibrated,
-    Candidate,
-    LockStep,
+    ModelCandidate,
     Score,
     choose,
     default_candidates,
     interval_halfwidth,
     select_model,
 )
+from perfmodel.measurements import Measurement
+from perfmodel.queueing import AsyncMVA
+from perfmodel.result import Estimate
 from perfmodel.specs import Config
-from perfmodel.tuning import Measurement
 
 EFF = tuple(round(1.0 - 0.02 * i, 2) for i in range(26))          # 1.0 .. 0.5
 SHARE = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9, 0.1, 1.0, 0.0)
@@ -84,7 +83,7 @@ def test_interval_covers_held_out_truth_at_about_nominal_rate(profile, cluster):
     cover about 90% of them (binomial sd over 240 events: 2 points)."""
     rng = np.random.default_rng(20261126)
     truth = cluster.replace(link_efficiency=0.85, sharing_weight=0.7)
-    cand = Candidate("sync-hybrid", "closed form", SyncCoarse("hybrid"),
+    cand = ModelCandidate("sync-hybrid", "closed form", SyncCoarse("hybrid"),
                      {"link_efficiency": EFF, "sharing_weight": SHARE})
     covered = total = 0
     for _ in range(40):
@@ -256,8 +255,7 @@ def test_cli_predict_with_measurements_shows_the_chosen_model_and_interval(capsy
 
 
 def test_block_trace_with_one_block_is_the_profile_trace(profile, cluster):
-    from perfmodel.select import BlockTrace
-    from perfmodel.sim.model import TraceSim
+    from perfmodel.sim.model import BlockTrace, TraceSim
 
     sim = TraceSim(sharing="ps", steps=20, warmup=2)
     cfg = Config(n_replicas=3)
@@ -279,7 +277,7 @@ def test_a_fold_never_fits_more_tunables_than_it_has_points(profile, cluster):
     keeps its per-step value) and predicts the other point within the grid's step; with
     both tunables free a one-point fold picks the (efficiency, growth) on the ridge
     through its point that happens to fit it best, and misses the other point."""
-    from perfmodel.select import calibrate_candidate, default_candidates
+    from perfmodel.fit.selection import calibrate_candidate, default_candidates
     slow_update = profile.replace(t_update=0.3)     # so that the growth moves K = 2 a lot
     truth = cluster.replace(link_efficiency=0.91)
     train = measured(SyncCoarse("ps"), slow_update, truth, (1, 2))
@@ -306,8 +304,7 @@ def test_block_trace_whole_gradient_update_by_hand():
     forward (45.6 ms a block) is paced by the pulls, the pushes follow the backward passes
     (65.2 ms a block) and one 20 ms update follows the last push."""
     from perfmodel import Cluster
-    from perfmodel.select import BlockTrace
-    from perfmodel.sim.model import TraceSim
+    from perfmodel.sim.model import BlockTrace, TraceSim
     p = zoo.profile("resnet50-pipedream").replace(t_update=0.02)
     c = Cluster(machines=4, nic_bandwidth=1.25e9)
     block, fwd, bwd = p.model_bytes / 4 / 1.25e9, p.t_forward / 4, p.t_backward / 4

@@ -16,15 +16,10 @@ from hypothesis import strategies as st
 
 from perfmodel import coarse
 from perfmodel.errors import SpecError
-from perfmodel.select import (
-    TIMEOUT_BAND,
-    default_candidates,
-    select_model,
-    timeouts_from_step_times,
-    with_timeout_band,
-)
+from perfmodel.fit.selection import TIMEOUT_BAND, default_candidates, select_model
+from perfmodel.fit.timeouts import timeouts_from_step_times, with_timeout_band
+from perfmodel.measurements import Measurement, parse_measurements
 from perfmodel.specs import Cluster, Config, Profile
-from perfmodel.tuning import Measurement, parse_measurements
 
 PROF = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01, batch_size=32)
 
@@ -290,7 +285,7 @@ def test_ns3_cells_read_the_spread_of_a_lossy_regime():
     """A lossy regime of eq. 7 (q = 0.06) whose 1-worker rows carry the batch-means spread
     the stalls make: the header's batch count is read and q is held at the spread's."""
     from perfmodel import zoo
-    from perfmodel.validation import NS3_COLUMNS, ns3_cells, parse_ns3
+    from perfmodel.fit.validation import NS3_COLUMNS, ns3_cells, parse_ns3
 
     prof = zoo.profile("resnet50-pipedream").replace(t_update=0.03)
     truth = Cluster(machines=32, nic_bandwidth=1.25e9, link_efficiency=0.9,
@@ -315,7 +310,7 @@ def test_ns3_cells_read_the_spread_of_a_lossy_regime():
 def test_calibrate_network_holds_q_near_the_spread():
     """`calibrate fit` (fit.network.calibrate_network) bands q as the selection does; an explicit
     grid for it is left alone."""
-    from perfmodel.tuning import calibrate_network
+    from perfmodel.fit.network import calibrate_network
 
     runs = _eq7_runs(q=0.06, eff=0.9, ks=(1, 2))
     base = Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
@@ -337,9 +332,9 @@ def test_calibrate_network_holds_q_near_the_spread():
 def test_calibrate_network_reads_a_modeless_spread_as_the_models_mode():
     """A CSV without a mode column: the spread at 2 workers is one sync step's (2 messages a
     phase) for a sync model, one worker's cycle (1 message) for the async MVA."""
+    from perfmodel.fit.network import CALIBRATION_GRIDS, calibrate_network
     from perfmodel.fit.timeouts import TIMEOUT_BAND, band_values
     from perfmodel.queueing import AsyncMVA
-    from perfmodel.tuning import CALIBRATION_GRIDS, calibrate_network
 
     base = Cluster(machines=13, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
     std = _spread(0.06, 1.0, 2)
@@ -355,7 +350,7 @@ def test_calibrate_network_reads_a_modeless_spread_as_the_models_mode():
 
 
 def test_simulator_candidates_replicate_on_lossy_links():
-    from perfmodel.select import LOSSY_REPLICATIONS
+    from perfmodel.fit.selection import LOSSY_REPLICATIONS
 
     def reps(**kw):
         sims = [c.model for c in default_candidates("sync", simulate=True, **kw)

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from perfmodel import coarse
 from perfmodel.errors import SpecError
+from perfmodel.fit.selection import default_candidates, select_model
+from perfmodel.measurements import Measurement
 from perfmodel.queueing import AsyncMVA, async_solve, async_stall_time
-from perfmodel.select import default_candidates, select_model
 from perfmodel.specs import Cluster, Config, Profile
-from perfmodel.tuning import Measurement
 
 
 def test_timeout_stall_by_hand():
@@ -253,7 +253,8 @@ def test_cli_predict_lossy_fits_the_timeout_probability(capsys, tmp_path):
 
 
 def test_calibrate_network_fits_the_timeout_probability_when_asked():
-    from perfmodel.tuning import Measurement, calibrate_network
+    from perfmodel.fit.network import calibrate_network
+    from perfmodel.measurements import Measurement
 
     prof, truth, runs = _lossy_runs((1, 2, 4))
     ms = [Measurement(k, 1, 1.25e8, runs[k], prof.batch_size, "sync") for k in runs]

@@ -12,22 +12,15 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from perfmodel import dl2, zoo
+from perfmodel import zoo
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import Infeasible, SpecError
+from perfmodel.fit import dl2
+from perfmodel.fit.grid import RHO_GRID, FitResult, fit_tunables, grid_range, parse_grid, predict_measurements
 from perfmodel.io import load_measurements
+from perfmodel.measurements import Measurement, parse_measurements
 from perfmodel.queueing import AsyncMVA
 from perfmodel.specs import Cluster, Profile
-from perfmodel.tuning import (
-    RHO_GRID,
-    FitResult,
-    Measurement,
-    fit_tunables,
-    grid_range,
-    parse_grid,
-    parse_measurements,
-    predict_measurements,
-)
 
 DATA = Path(__file__).parent / "data"
 
@@ -329,9 +322,9 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from perfmodel.cli import main  # noqa: E402
+from perfmodel.fit.network import CALIBRATION_GRIDS, NEAR_OPTIMAL, calibrate_network  # noqa: E402
 from perfmodel.io import load_cluster  # noqa: E402
 from perfmodel.sim.model import TraceSim  # noqa: E402
-from perfmodel.tuning import CALIBRATION_GRIDS, NEAR_OPTIMAL, calibrate_network  # noqa: E402
 
 #: 1 worker pins link_efficiency; 4 workers at two bandwidths separate the
 #: sharing weight (scales with M / B) from the update growth (does not).

@@ -5,20 +5,13 @@ import json
 import numpy as np
 import pytest
 
-from perfmodel import dl2, zoo
+from perfmodel import zoo
 from perfmodel.cli import main
-from perfmodel.coarse import SyncCoarse
+from perfmodel.coarse import LockStep, SyncCoarse
 from perfmodel.errors import SpecError
-from perfmodel.select import LockStep
+from perfmodel.fit import dl2
+from perfmodel.fit.validation import NS3_COLUMNS, Matrix, dl2_cells, ns3_cells, parse_ns3, validation_matrix
 from perfmodel.specs import Cluster, Config
-from perfmodel.validation import (
-    NS3_COLUMNS,
-    Matrix,
-    dl2_cells,
-    ns3_cells,
-    parse_ns3,
-    validation_matrix,
-)
 
 T_UPDATE = 0.03
 HEADER = ("# synthetic ns-3 matrix for tests\n# job: resnet50-pipedream, t_update = 30 ms\n"
@@ -206,7 +199,7 @@ def test_cli_validate_bad_input_exits_2(capsys, tmp_path):
 
 
 def test_classes_summary_by_hand():
-    from perfmodel.validation import Cell, Matrix
+    from perfmodel.fit.validation import Cell, Matrix
     cells = (Cell("ns3", "sync-fair-lossfree-a", "sync", "selected", "selected", 2, 4, 0.02, 0.04,
                   coverage=1.0),
              Cell("ns3", "sync-fair-lossfree-b", "sync", "selected", "selected", 2, 4, 0.06, 0.08,

@@ -18,7 +18,7 @@ import json
 import sys
 import time
 
-from perfmodel.calibrate import ACTIVATIONS, calibrate
+from perfmodel.fit.microbench import ACTIVATIONS, calibrate
 
 
 def _spread_table(cal) -> str:
