@@ -57,7 +57,7 @@ How a measurement is predicted
 ------------------------------
 ``model.estimate(profile', cluster', Config(n_replicas=workers, n_ps=n_ps,
 mode=mode))`` where ``cluster'`` is the cluster with ``nic_bandwidth`` set to
-the measurement's bandwidth, the grid point's cluster fields applied, and
+the measurement's bandwidth and
 ``machines`` raised to ``workers + n_ps`` when smaller; ``profile'`` is the
 profile, or, when the measurement has a ``batch_size``, the profile with that
 batch and ``t_forward``, ``t_backward`` scaled in proportion (compute time

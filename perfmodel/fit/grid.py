@@ -11,16 +11,9 @@ exhaustive grid search, and says how well the choice generalizes
 
 How a measurement is predicted
 ------------------------------
-``model.estimate(profile', cluster', Config(n_replicas=workers, n_ps=n_ps,
-mode=mode))`` where ``cluster'`` is the cluster with ``nic_bandwidth`` set to
-the measurement's bandwidth, the grid point's cluster fields applied, and
-``machines`` raised to ``workers + n_ps`` when smaller; ``profile'`` is the
-profile, or, when the measurement has a ``batch_size``, the profile with that
-batch and ``t_forward``, ``t_backward`` scaled in proportion (compute time
-linear in the batch; ``t_update`` and ``model_bytes`` unchanged).  The
-prediction is ``estimate.throughput`` (samples/s).
-(:func:`perfmodel.measurements.measured_profile`,
-:func:`perfmodel.measurements.measured_cluster`).
+As :mod:`perfmodel.measurements` states (the measurement's bandwidth, batch
+and configuration), with the grid point's model options and cluster fields
+applied; the prediction is ``estimate.throughput`` (samples/s).
 
 Cross-validation
 ----------------
