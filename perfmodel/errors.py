@@ -6,13 +6,14 @@ Every exception raised on purpose is here and derives from
 a constraint of the layer-wise problem); a request that is well formed but
 cannot be satisfied (no configuration fits the machine budget, a model that
 does not apply to a configuration) is :class:`Infeasible`; a hardware
-micro-benchmark that fails is a :class:`CalibrationError`.
+micro-benchmark that fails is a :class:`CalibrationError`; a bad command-line
+value a :class:`CliError`.
 """
 
 from __future__ import annotations
 
 __all__ = ["PerfModelError", "SpecError", "ConstraintViolation", "Infeasible",
-           "CalibrationError"]
+           "CalibrationError", "CliError"]
 
 
 class PerfModelError(Exception):
@@ -106,3 +107,7 @@ class Infeasible(PerfModelError):
 
 class CalibrationError(PerfModelError, RuntimeError):
     """A hardware micro-benchmark process failed or stopped answering."""
+
+
+class CliError(PerfModelError):
+    """A bad command-line value: the flag and what is wrong with it (exit code 2)."""

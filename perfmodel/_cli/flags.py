@@ -5,6 +5,8 @@ Imports nothing heavy, so that ``perfmodel --help`` starts fast.
 
 from __future__ import annotations
 
+from ..errors import CliError
+
 __all__ = ["DEFAULTS", "PROFILE_FLAGS", "CliError", "parse_int_range"]
 
 
@@ -18,10 +20,6 @@ DEFAULTS = {"profile": "zoo:resnet50-pipedream", "cluster": "zoo:aws-p3.2xlarge"
 
 
 PROFILE_FLAGS = {"model_bytes": "B", "t_forward": "s", "t_backward": "s", "t_update": "s"}
-
-
-class CliError(Exception):
-    """A bad command-line value: ``flag`` and what is wrong with it."""
 
 
 # ---------------------------------------------------------------- parsing helpers
