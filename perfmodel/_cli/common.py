@@ -25,6 +25,7 @@ __all__ = ["DEFAULTS", "CliError", "MODEL_FLAGS", "PROFILE_FLAGS", "parse_int_ra
 
 
 def quantities(text: str, unit: str, flag: str) -> list[float]:
+    """Comma-separated unit strings of ``flag`` in SI units."""
     try:
         return [units.parse(part, unit) for part in text.split(",")]
     except SpecError as err:
@@ -68,6 +69,7 @@ def parse_configs(text: str, flag: str = "--config") -> list[Config]:
 
 
 def profile_from_args(args) -> Profile:
+    """The ``--profile`` with the profile flags (model bytes, times, batch) applied."""
     profile = resolve_spec(args.profile, "profile")
     changes = {}
     for name, unit in PROFILE_FLAGS.items():
@@ -83,6 +85,7 @@ def profile_from_args(args) -> Profile:
 
 
 def cluster_from_args(args) -> Cluster:
+    """The ``--cluster`` (or the model's default) with the cluster flags applied."""
     default = DEFAULTS["layerwise_cluster" if args.model == "layerwise" else "cluster"]
     cluster = resolve_spec(args.cluster or default, "cluster")
     changes = {}
@@ -104,6 +107,7 @@ MODEL_FLAGS = {name: e.options for name, e in registry.MODELS.items() if e.cli}
 
 
 def model_from_args(args):
+    """The ``--model`` object with the flags it has; a flag it lacks is an error naming it."""
     options = {}
     for flag in MODEL_FLAGS[args.model]:
         value = getattr(args, flag, None)
@@ -122,6 +126,7 @@ def _fmt(value) -> str:
 
 
 def table_text(rows: list[dict], columns: list[str]) -> str:
+    """``rows`` as a right-aligned plain-text table of ``columns``."""
     cells = [[_fmt(r.get(c, "")) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
               for i, c in enumerate(columns)]
@@ -131,6 +136,7 @@ def table_text(rows: list[dict], columns: list[str]) -> str:
 
 
 def csv_text(rows: list[dict]) -> str:
+    """``rows`` as CSV, each phase in a ``phase_<name>`` column."""
     flat = []
     for r in rows:
         row = {k: v for k, v in r.items() if k != "phases"}
@@ -145,6 +151,7 @@ def csv_text(rows: list[dict]) -> str:
 
 
 def json_text(data) -> str:
+    """``data`` as indented JSON (NaN is an error, never printed)."""
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
