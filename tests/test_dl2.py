@@ -168,6 +168,6 @@ def test_report_bad_options(records):
         validate_dl2(records, train_size=0)
 
 
-def test_default_candidates_cover_our_models():
-    names = set(dl2.default_candidates())
+def test_report_models_cover_our_models():
+    names = set(dl2.report_models())
     assert {"sync-ps", "sync-fcfs", "sync-hybrid", "async-mva", "optimus"} <= names
