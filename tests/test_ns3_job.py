@@ -160,3 +160,109 @@ def test_shipped_matrix_respects_compute_and_nic_bounds():
         assert 0 < x <= 1.15 * k * b / (TF + TB), r   # 1.15: sampled compute means
         assert x <= 1.02 * b * bw * EFF / M, r
         assert math.isfinite(float(r["throughput_std"])) and float(r["throughput_std"]) >= 0
+
+
+# --------------------------------------------------------------------------
+# Several servers, TCP variants, buffers, jitter and per-layer blocks
+# --------------------------------------------------------------------------
+
+def _matrix_row(regime: str, workers: int, seed: int) -> dict:
+    text = importlib.resources.files("perfmodel").joinpath(
+        "zoo/validation/ns3_matrix.csv").read_text()
+    lines = [ln for ln in text.splitlines() if not ln.startswith("#")]
+    return next(r for r in csv.DictReader(lines) if r["regime"] == regime
+                and int(r["workers"]) == workers and int(r["seed"]) == seed)
+
+
+@needs_ns3
+@pytest.mark.parametrize("regime, workers", [
+    ("sync-fifo-lossfree-1G-seq-per_step-cv0.1", 3),
+    ("async-fair-lossfree-10G-overlap-per_gradient-cv0.1", 2)])
+def test_engine_still_reproduces_the_committed_matrix(regime, workers):
+    # one server and NewReno: the extended engine runs the same events as the one that
+    # made the committed rows
+    row = _matrix_row(regime, workers, 0)
+    steps = ns3_job.MATRIX_ASYNC_STEPS if row["mode"] == "async" else ns3_job.MATRIX_STEPS
+    r = simulate_ps_job_ns3(
+        M, float(row["bandwidth"]), TF, TB, TS, workers, mode=row["mode"],
+        overlap=row["overlap"] == "1", queue=row["queue"], update=row["update"],
+        compute_cv=float(row["compute_cv"]), batch_size=128, scale=ns3_job.MATRIX_SCALE,
+        steps=steps, warmup=ns3_job.MATRIX_WARMUP, batches=ns3_job.MATRIX_BATCHES, seed=0)
+    assert round(r.throughput, 6) == float(row["throughput"])
+
+
+@needs_ns3
+@pytest.mark.parametrize("servers", [2, 4])
+def test_servers_split_the_model_and_the_update(servers):
+    # fair queues, constant compute, 8 workers: each server link carries K M / P bytes a
+    # way, each server updates its 1/P share: eq. 7 with P servers
+    r = simulate_ps_job_ns3(M, G10, TF, TB, TS, 8, queue="fair", steps=4, warmup=1,
+                            batches=1, n_ps=servers)
+    expected = sync_step_time(M, G10, TF, TB, TS, 8, sharing="ps", n_ps=servers,
+                              link_efficiency=EFF)
+    assert r.mean_step_time == pytest.approx(expected, rel=0.05)
+    assert r.meta["n_ps"] == servers and r.meta["queue_drops"] == 0
+
+
+@needs_ns3
+def test_async_worker_waits_for_every_server():
+    one = simulate_ps_job_ns3(M, G10, TF, TB, TS, 1, mode="async", steps=4, warmup=1,
+                              batches=1)
+    four = simulate_ps_job_ns3(M, G10, TF, TB, TS, 1, mode="async", steps=4, warmup=1,
+                               batches=1, n_ps=4)
+    # one worker's NIC still carries M each way; only the update is split
+    assert four.mean_step_time == pytest.approx(one.mean_step_time - 0.75 * TS, rel=0.03)
+
+
+@needs_ns3
+def test_tcp_variants_and_dctcp_marks_instead_of_dropping():
+    runs = {tcp: simulate_ps_job_ns3(M, G10, TF, TB, TS, 8, queue="fifo", steps=3, warmup=1,
+                                     batches=1, tcp=tcp) for tcp in ns3_job.TCP_VARIANTS}
+    assert runs["dctcp"].meta["ecn_marks"] > 0
+    assert runs["newreno"].meta["ecn_marks"] == runs["cubic"].meta["ecn_marks"] == 0
+    # a loss-free FIFO port: every variant moves the bytes between FCFS (eq. 8: pulls end
+    # one by one, so computing starts early) and equal sharing (eq. 7)
+    low = sync_step_time(M, G10, TF, TB, TS, 8, sharing="fcfs", link_efficiency=EFF)
+    high = sync_step_time(M, G10, TF, TB, TS, 8, sharing="ps", link_efficiency=EFF)
+    for r in runs.values():
+        assert 0.95 * low <= r.mean_step_time <= 1.05 * high
+
+
+@needs_ns3
+def test_shallow_buffer_drops_at_incast_and_deep_does_not():
+    deep = simulate_ps_job_ns3(M, G10, TF, TB, TS, 12, queue="fifo", steps=3, warmup=1,
+                               batches=1, buffer=10000)
+    shallow = simulate_ps_job_ns3(M, G10, TF, TB, TS, 12, queue="fifo", steps=3, warmup=1,
+                                  batches=1, buffer=20)
+    assert deep.meta["queue_drops"] == 0 < shallow.meta["queue_drops"]
+    assert shallow.mean_step_time > deep.mean_step_time
+
+
+def test_pareto_factors_have_mean_one_the_asked_spread_and_a_heavier_tail():
+    from perfmodel.placement.ns3_job import _compute_factors
+    a = ns3_job.PARETO_SHAPE
+    s = 0.3 * math.sqrt(a * (a - 2))           # cv / CV(X): X Pareto of mean 1
+    x_m = (a - 1) / a
+    heavy = _compute_factors(0.3, 1, 400_000, 7, "pareto").ravel()
+    light = _compute_factors(0.3, 1, 400_000, 7, "lognormal").ravel()
+    assert heavy.mean() == pytest.approx(1.0, abs=0.005)
+    assert heavy.min() >= 1 + s * (x_m - 1) - 1e-12
+    for x in (1.5, 3.0):   # the tail of 1 + s (X - 1): P(X > x) = (x_m / x)^a
+        assert (heavy > 1 + s * (x - 1)).mean() == pytest.approx((x_m / x) ** a, rel=0.05)
+    assert (heavy > 3).mean() > (light > 3).mean()
+    assert (_compute_factors(0.3, 2, 5, 7, "none") == 1).all()
+
+
+def test_block_bytes_cover_the_model():
+    assert ns3_job.block_bytes(1000.4, [0.25, 0.25, 0.5]) == [250, 250, 500]
+    assert sum(ns3_job.block_bytes(1e6 + 0.7, [0.1] * 10)) == 1_000_000
+
+
+@pytest.mark.parametrize("field, kwargs", [
+    ("tcp", dict(tcp="vegas")), ("n_ps", dict(n_ps=0)), ("buffer", dict(buffer=1)),
+    ("jitter", dict(jitter="uniform")), ("blocks", dict(blocks=[(0.5, 0.5, 0.5)])),
+    ("blocks", dict(blocks=[(1.0, 1.0)]))])
+def test_bad_new_options_name_the_field(field, kwargs):
+    with pytest.raises(SpecError) as err:
+        simulate_ps_job_ns3(M, G10, TF, TB, TS, 2, **kwargs)
+    assert err.value.field == field

@@ -85,6 +85,8 @@ from ..errors import SpecError
 from . import ns3 as _ns3
 
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
+           "TCP_VARIANTS", "QUEUES", "DEFAULT_BUFFER", "JITTERS", "PARETO_SHAPE",
+           "DCTCP_MARK_PACKETS", "DCTCP_CE_THRESHOLD", "block_bytes",
            "MATRIX_COLUMNS", "LINK_EFFICIENCY", "DEFAULT_JOB_SCALE", "DEFAULT_T_UPDATE",
            "available", "matrix_regimes", "MATRIX_WORKERS", "MATRIX_LOSS", "MATRIX_CV", "MATRIX_SCALE",
            "MATRIX_STEPS", "MATRIX_ASYNC_STEPS", "MATRIX_WARMUP", "MATRIX_BATCHES", "main"]
@@ -98,6 +100,20 @@ DEFAULT_JOB_SCALE = 1000.0
 #: PS update time used for the matrix, s per update (resnet50-pipedream's profile has 0).
 DEFAULT_T_UPDATE = 0.02
 
+#: TCP congestion controls: name -> ns-3 socket type.  DCTCP marks instead of queueing
+#: (ECN: RED at a fixed threshold on a FIFO port, a sojourn threshold on a fair queue).
+TCP_VARIANTS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp"}
+#: Egress queue disciplines of the NIC links.
+QUEUES = ("fifo", "fair")
+#: Default buffer of each queue, packets: Linux's txqueuelen, and FqCoDel's own limit.
+DEFAULT_BUFFER = {"fifo": 1000, "fair": 10240}
+#: Compute-time distributions of :func:`simulate_ps_job_ns3` (``jitter``).
+JITTERS = ("none", "lognormal", "pareto")
+#: Shape of the heavy-tailed (Pareto) compute factor: finite variance, a heavy tail.
+PARETO_SHAPE = 2.5
+#: DCTCP's marking threshold on a FIFO port (packets) and sojourn on a fair queue (s).
+DCTCP_MARK_PACKETS, DCTCP_CE_THRESHOLD = 20, 1e-3
+
 MATRIX_COLUMNS = ("regime", "queue", "loss_rate", "bandwidth", "mode", "overlap", "update",
                   "compute_cv", "workers", "n_ps", "batch_size", "throughput",
                   "throughput_std", "steps", "seed", "wall_seconds")
@@ -110,26 +126,37 @@ _CPP = r"""
 #include "ns3/traffic-control-module.h"
 #include <deque>
 #include <map>
+#include <string>
 #include <vector>
 #include <algorithm>
 
 namespace perfmodel_ns3job {
 using namespace ns3;
 
-// Li et al. 2022, Sec. 3: one PS, K workers, sync (barrier) or async (per-worker loop).
+// Li et al. 2022, Sec. 3: P servers, K workers, sync (barrier) or async (per-worker loop).
+// Every worker exchanges an even share of each block with every server over its own pair
+// of TCP connections; each server updates its share of the model on a CPU of its own.
 class JobRunner {
  public:
-  int workers = 1, chunks = 1;
+  int workers = 1, servers = 1, chunks = 1;
   double rate = 1e7, delay = 1e-5;            // bit/s, s
   double modelBytes = 1, gradBytes = 1;      // scaled bytes
+  std::vector<double> chunkBytes;            // per block (empty: equal blocks)
+  std::vector<double> fwdShare, bwdShare;    // per block share of T_F, T_B (empty: equal)
   double tForward = 0, tBackward = 0, tUpdate = 0, startTime = 0.01, stopTime = 1e6;
-  bool isAsync = false, perGradient = false, fair = false;
+  bool isAsync = false, perGradient = false;
+  int queueKind = 1;                         // 0 FIFO, 1 per-flow fair (FqCoDel)
+  bool ecn = false;                          // mark instead of queue (DCTCP)
+  uint32_t bufferPackets = 10240, markPackets = 20;
+  double ceThreshold = 1e-3;                 // s: fair queue marks above this sojourn
+  std::string tcp = "ns3::TcpNewReno";
   double lossRate = 0, minRto = 1.0;
   uint32_t segmentSize = 1448, runNumber = 1;
   std::vector<double> factors;               // [worker][k], wrapped
   int perWorker = 1, target = 1;             // samples per worker; completions to record
   std::vector<double> doneTime;              // end of each step (sync) or gradient (async)
   std::vector<int> doneWorker;
+  uint64_t queueDrops = 0, ecnMarks = 0;
 
   void Run();
 
@@ -140,21 +167,37 @@ class JobRunner {
     std::deque<std::pair<uint64_t, int>> marks;   // (cumulative byte, chunk)
     Address peer;
   };
-  std::vector<Flow> flows;                   // [0, K): down; [K, 2K): up
+  std::vector<Flow> flows;                   // [0, KP): down (w, s); [KP, 2KP): up (w, s)
   std::map<Socket*, int> rxFlow;
   std::vector<Ptr<Socket>> keep;
-  std::vector<int> iter, downIn, fwdNext, bwdLeft, upIn;
-  std::vector<bool> fwdBusy;
+  std::vector<int> iter, downIn, fwdNext, bwdLeft, applied;
+  std::vector<std::vector<int>> downPieces, upPieces;   // [w][chunk], [s][w]
+  std::vector<bool> fwdBusy, serverBusy;
   std::vector<double> fNow;
-  std::deque<int> updQueue;
-  bool serverBusy = false;
-  int gradsIn = 0, updatesDone = 0;
+  std::vector<std::deque<int>> updQueue;     // per server
+  std::vector<int> gradsIn;                  // per server
+  int updatesDone = 0, serversDone = 0;
+  QueueDiscContainer qdiscs;
 
-  int Blocks() const { return chunks; }
-  uint64_t ChunkBytes(double total, int c) const {
+  int Down(int w, int s) const { return w * servers + s; }
+  int Up(int w, int s) const { return workers * servers + w * servers + s; }
+  uint64_t BlockBytes(double total, int c) const {
+    if (!chunkBytes.empty()) return (uint64_t)chunkBytes[c];
     uint64_t a = (uint64_t)std::floor(total * c / chunks);
     uint64_t b = (uint64_t)std::floor(total * (c + 1) / chunks);
     return std::max<uint64_t>(b - a, 1);
+  }
+  uint64_t Piece(uint64_t bytes, int s) const {
+    if (servers == 1) return bytes;
+    uint64_t a = bytes * (uint64_t)s / (uint64_t)servers;
+    uint64_t b = bytes * (uint64_t)(s + 1) / (uint64_t)servers;
+    return std::max<uint64_t>(b - a, 1);
+  }
+  double ForwardTime(int w, int c) const {
+    return fwdShare.empty() ? fNow[w] * tForward / chunks : fNow[w] * tForward * fwdShare[c];
+  }
+  double BackwardTime(int w, int c) const {
+    return bwdShare.empty() ? fNow[w] * tBackward / chunks : fNow[w] * tBackward * bwdShare[c];
   }
   void Fill(int f) { perfmodel_ns3::FillSocket(flows[f].tx, flows[f].pending); }
   void Send(int f, uint64_t bytes, int chunk) {
@@ -183,69 +226,87 @@ class JobRunner {
     int f = rxFlow[PeekPointer(s)];
     Flow& fl = flows[f];
     Ptr<Packet> p;
+    int down = workers * servers;
     while ((p = s->Recv())) {
       fl.rx += p->GetSize();
       while (!fl.marks.empty() && fl.rx >= fl.marks.front().first) {
         int c = fl.marks.front().second;
         fl.marks.pop_front();
-        if (f < workers) DownDelivered(f, c); else UpDelivered(f - workers, c);
+        if (f < down) DownDelivered(f / servers, c);
+        else UpDelivered((f - down) / servers, (f - down) % servers, c);
       }
     }
   }
   // worker w: pull, forward per block, backward per block (reverse), push per block
   void StartPull(int w) {
     fNow[w] = factors[(size_t)w * perWorker + iter[w] % perWorker];
-    downIn[w] = 0; fwdNext[w] = 0; fwdBusy[w] = false; upIn[w] = 0;
-    for (int c = 0; c < chunks; ++c) Send(w, ChunkBytes(modelBytes, c), c);
+    downIn[w] = 0; fwdNext[w] = 0; fwdBusy[w] = false;
+    std::fill(downPieces[w].begin(), downPieces[w].end(), 0);
+    for (int c = 0; c < chunks; ++c) {
+      uint64_t bytes = BlockBytes(modelBytes, c);
+      for (int s = 0; s < servers; ++s) Send(Down(w, s), Piece(bytes, s), c);
+    }
   }
-  void DownDelivered(int w, int c) { downIn[w] = c + 1; TryForward(w); }
+  void DownDelivered(int w, int c) {
+    downPieces[w][c] += 1;
+    while (downIn[w] < chunks && downPieces[w][downIn[w]] == servers) downIn[w] += 1;
+    TryForward(w);
+  }
   void TryForward(int w) {
     if (fwdBusy[w] || fwdNext[w] >= downIn[w]) return;
     fwdBusy[w] = true;
-    Simulator::Schedule(Seconds(fNow[w] * tForward / chunks), &JobRunner::ForwardDone, this, w);
+    Simulator::Schedule(Seconds(ForwardTime(w, fwdNext[w])), &JobRunner::ForwardDone, this, w);
   }
   void ForwardDone(int w) {
     fwdBusy[w] = false;
     fwdNext[w] += 1;
     if (fwdNext[w] < chunks) { TryForward(w); return; }
     bwdLeft[w] = chunks;
-    Simulator::Schedule(Seconds(fNow[w] * tBackward / chunks), &JobRunner::BackwardDone, this, w);
+    Simulator::Schedule(Seconds(BackwardTime(w, chunks - 1)), &JobRunner::BackwardDone, this, w);
   }
   void BackwardDone(int w) {
     bwdLeft[w] -= 1;
-    Send(workers + w, ChunkBytes(gradBytes, bwdLeft[w]), bwdLeft[w]);
-    if (bwdLeft[w] > 0)
-      Simulator::Schedule(Seconds(fNow[w] * tBackward / chunks), &JobRunner::BackwardDone, this, w);
+    int c = bwdLeft[w];
+    uint64_t bytes = BlockBytes(gradBytes, c);
+    for (int s = 0; s < servers; ++s) Send(Up(w, s), Piece(bytes, s), c);
+    if (c > 0)
+      Simulator::Schedule(Seconds(BackwardTime(w, c - 1)), &JobRunner::BackwardDone, this, w);
   }
-  void UpDelivered(int w, int) {
-    upIn[w] += 1;
-    if (upIn[w] < chunks) return;
-    if (isAsync || perGradient) { Enqueue(w); return; }
-    gradsIn += 1;
-    if (gradsIn == workers) Enqueue(-1);
+  void UpDelivered(int w, int s, int) {
+    upPieces[s][w] += 1;
+    if (upPieces[s][w] < chunks) return;
+    upPieces[s][w] = 0;
+    if (isAsync || perGradient) { Enqueue(s, w); return; }
+    gradsIn[s] += 1;
+    if (gradsIn[s] == workers) Enqueue(s, -1);
   }
-  // the PS applies updates one at a time, first come first served
-  void Enqueue(int tag) {
-    updQueue.push_back(tag);
-    if (!serverBusy) NextUpdate();
+  // each server applies updates of its share one at a time, first come first served
+  void Enqueue(int s, int tag) {
+    updQueue[s].push_back(tag);
+    if (!serverBusy[s]) NextUpdate(s);
   }
-  void NextUpdate() {
-    if (updQueue.empty()) { serverBusy = false; return; }
-    serverBusy = true;
-    Simulator::Schedule(Seconds(tUpdate), &JobRunner::UpdateDone, this, updQueue.front());
+  void NextUpdate(int s) {
+    if (updQueue[s].empty()) { serverBusy[s] = false; return; }
+    serverBusy[s] = true;
+    Simulator::Schedule(Seconds(tUpdate / servers), &JobRunner::UpdateDone, this, s,
+                        updQueue[s].front());
   }
-  void UpdateDone(int tag) {
-    updQueue.pop_front();
+  void UpdateDone(int s, int tag) {
+    updQueue[s].pop_front();
     if (isAsync) {
-      if (Record(tag)) return;
-      iter[tag] += 1;
-      StartPull(tag);
-    } else if (!perGradient || ++updatesDone == workers) {
+      if (++applied[tag] == servers) {
+        applied[tag] = 0;
+        if (Record(tag)) return;
+        iter[tag] += 1;
+        StartPull(tag);
+      }
+    } else if (perGradient ? ++updatesDone == workers * servers : ++serversDone == servers) {
       if (Record(-1)) return;
-      gradsIn = 0; updatesDone = 0;
+      std::fill(gradsIn.begin(), gradsIn.end(), 0);
+      updatesDone = 0; serversDone = 0;
       for (int w = 0; w < workers; ++w) { iter[w] += 1; StartPull(w); }
     }
-    NextUpdate();
+    NextUpdate(s);
   }
   bool Record(int w) {
     doneTime.push_back(Simulator::Now().GetSeconds());
@@ -256,12 +317,12 @@ class JobRunner {
 };
 
 void JobRunner::Run() {
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
+  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(tcp));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segmentSize));
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
   RngSeedManager::SetSeed(1);
   RngSeedManager::SetRun(runNumber);
-  int nHosts = workers + 1;                  // host 0 is the PS
+  int nHosts = workers + servers;            // hosts [0, P) are the servers
   NodeContainer sw, hosts;
   sw.Create(1);
   hosts.Create(nHosts);
@@ -269,22 +330,37 @@ void JobRunner::Run() {
   stack.Install(sw);
   stack.Install(hosts);
   TrafficControlHelper tch;
-  if (fair)
+  QueueSize size = QueueSize(std::to_string(bufferPackets) + "p");
+  if (queueKind == 1 && ecn)
     tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "Target", StringValue("100s"),
-                         "Interval", StringValue("1000s"), "Flows", UintegerValue(65536));
+                         "Interval", StringValue("1000s"), "Flows", UintegerValue(65536),
+                         "MaxSize", QueueSizeValue(size), "UseEcn", BooleanValue(true),
+                         "CeThreshold", TimeValue(Seconds(ceThreshold)));
+  else if (queueKind == 1)
+    tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "Target", StringValue("100s"),
+                         "Interval", StringValue("1000s"), "Flows", UintegerValue(65536),
+                         "MaxSize", QueueSizeValue(size));
+  else if (ecn)
+    tch.SetRootQueueDisc("ns3::RedQueueDisc", "UseEcn", BooleanValue(true),
+                         "UseHardDrop", BooleanValue(false), "QW", DoubleValue(1.0),
+                         "MinTh", DoubleValue(markPackets), "MaxTh", DoubleValue(markPackets),
+                         "MaxSize", QueueSizeValue(size),
+                         "LinkBandwidth", DataRateValue(DataRate((uint64_t)std::llround(rate))),
+                         "LinkDelay", TimeValue(Seconds(delay)));
   else
-    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("1000p")));
+    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(size));
   Ipv4AddressHelper addr;
   addr.SetBase("10.0.0.0", "255.255.255.252");
   std::vector<Ipv4Address> hostAddr(nHosts);
   int64_t stream = 1000;
+  qdiscs = QueueDiscContainer();
   for (int h = 0; h < nHosts; ++h) {
     PointToPointHelper p2p;
     p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate((uint64_t)std::llround(rate))));
     p2p.SetChannelAttribute("Delay", TimeValue(Seconds(delay)));
     p2p.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("1p")));
     NetDeviceContainer d = p2p.Install(hosts.Get(h), sw.Get(0));
-    tch.Install(d);
+    qdiscs.Add(tch.Install(d));
     if (lossRate > 0) {
       for (uint32_t i = 0; i < d.GetN(); ++i) {
         Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
@@ -300,11 +376,13 @@ void JobRunner::Run() {
   }
   Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
-  flows.assign(2 * workers, Flow());
-  for (int f = 0; f < 2 * workers; ++f) {
-    bool isUp = f >= workers;
-    int w = f % workers;
-    int src = isUp ? w + 1 : 0, dst = isUp ? 0 : w + 1;
+  int pairs = workers * servers;
+  flows.assign(2 * pairs, Flow());
+  for (int f = 0; f < 2 * pairs; ++f) {
+    bool isUp = f >= pairs;
+    int g = f % pairs, w = g / servers, s = g % servers;
+    int worker = servers + w, server = s;
+    int src = isUp ? worker : server, dst = isUp ? server : worker;
     uint16_t port = (uint16_t)(10000 + f);
     Ptr<Socket> listener = Socket::CreateSocket(hosts.Get(dst), TcpSocketFactory::GetTypeId());
     listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), port));
@@ -317,20 +395,31 @@ void JobRunner::Run() {
     Simulator::Schedule(Seconds(0.0), &JobRunner::Connect, this, f);
   }
   iter.assign(workers, 0); downIn.assign(workers, 0); fwdNext.assign(workers, 0);
-  bwdLeft.assign(workers, 0); upIn.assign(workers, 0); fwdBusy.assign(workers, false);
+  bwdLeft.assign(workers, 0); applied.assign(workers, 0); fwdBusy.assign(workers, false);
+  downPieces.assign(workers, std::vector<int>(chunks, 0));
+  upPieces.assign(servers, std::vector<int>(workers, 0));
   fNow.assign(workers, 1.0);
-  updQueue.clear(); serverBusy = false; gradsIn = 0; updatesDone = 0;
+  updQueue.assign(servers, std::deque<int>()); serverBusy.assign(servers, false);
+  gradsIn.assign(servers, 0); updatesDone = 0; serversDone = 0;
   doneTime.clear(); doneWorker.clear();
   for (int w = 0; w < workers; ++w)
     Simulator::Schedule(Seconds(startTime), &JobRunner::StartPull, this, w);
   Simulator::Stop(Seconds(stopTime));
   Simulator::Run();
+  queueDrops = 0; ecnMarks = 0;
+  for (uint32_t i = 0; i < qdiscs.GetN(); ++i) {
+    QueueDisc::Stats st = qdiscs.Get(i)->GetStats();
+    queueDrops += st.nTotalDroppedPackets;
+    ecnMarks += st.nTotalMarkedPackets;
+  }
+  qdiscs = QueueDiscContainer();
   Simulator::Destroy();
   flows.clear(); rxFlow.clear(); keep.clear();
 }
 
 }  // namespace perfmodel_ns3job
 """
+
 
 _STATE: dict = {}
 
@@ -381,12 +470,25 @@ class Ns3JobResult:
         return float(np.mean(self.step_times))
 
 
-def _compute_factors(cv: float, workers: int, per_worker: int, seed) -> np.ndarray:
-    """Lognormal factors of mean 1 and coefficient of variation ``cv``, shape (K, n)."""
-    if cv == 0:
+def _compute_factors(cv: float, workers: int, per_worker: int, seed,
+                     jitter: str = "lognormal") -> np.ndarray:
+    """Compute-time factors of mean 1 and coefficient of variation ``cv``, shape (K, n).
+
+    ``"lognormal"``: a lognormal factor.  ``"pareto"`` (heavy-tailed):
+    ``1 + s (X - 1)`` with X Pareto of shape :data:`PARETO_SHAPE` and mean 1,
+    ``s = cv / CV(X)``; it stays above ``1 - s / shape`` (> 0 for cv below
+    about 2).  ``"none"`` or ``cv = 0``: constant.
+    """
+    if cv == 0 or jitter == "none":
         return np.ones((workers, per_worker))
-    sigma2 = math.log1p(cv * cv)
     rng = np.random.default_rng(_v.seed_sequence(seed))
+    if jitter == "pareto":
+        a = PARETO_SHAPE
+        x_m = (a - 1.0) / a                       # mean a x_m / (a - 1) = 1
+        spread = 1.0 / math.sqrt(a * (a - 2.0))   # CV of X
+        x = x_m * (1.0 - rng.random((workers, per_worker))) ** (-1.0 / a)
+        return 1.0 + (cv / spread) * (x - 1.0)
+    sigma2 = math.log1p(cv * cv)
     return rng.lognormal(-sigma2 / 2, math.sqrt(sigma2), size=(workers, per_worker))
 
 
@@ -403,16 +505,22 @@ def _check_job(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
 
 
 def _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, scale, steps,
-                   warmup, batches, delay, segment_size, min_rto, stop_time):
+                   warmup, batches, delay, segment_size, min_rto, stop_time, n_ps=1,
+                   tcp="newreno", buffer=None, jitter="lognormal", blocks=None):
     """The engine options, checked, or SpecError naming the argument."""
     if not isinstance(overlap, bool):
         raise SpecError("overlap", f"expected True or False, got {overlap!r}")
+    queue = _v.choice("queue", queue, QUEUES)
     loss = _v.number("loss_rate", loss_rate, minimum=0)
     if loss >= 1:
         raise SpecError("loss_rate", f"must be < 1, got {loss_rate!r}")
     opts = dict(
         mode=_v.choice("mode", mode, ("sync", "async")), overlap=overlap,
-        queue=_v.choice("queue", queue, ("fifo", "fair")), loss_rate=loss,
+        queue=queue, loss_rate=loss, n_ps=_v.integer("n_ps", n_ps, minimum=1),
+        tcp=_v.choice("tcp", tcp, tuple(TCP_VARIANTS)),
+        buffer=(DEFAULT_BUFFER[queue] if buffer is None
+                else _v.integer("buffer", buffer, minimum=2)),
+        jitter=_v.choice("jitter", jitter, JITTERS), blocks=_checked_blocks(blocks),
         update=_v.choice("update", update, ("per_step", "per_gradient")),
         compute_cv=_v.number("compute_cv", compute_cv, minimum=0),
         chunks=_v.integer("chunks", chunks, minimum=1),
@@ -429,14 +537,38 @@ def _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, 
     return opts
 
 
+def _checked_blocks(blocks) -> tuple | None:
+    """Per-block (bytes, forward, backward) shares, each column summing to 1, or None."""
+    if blocks is None:
+        return None
+    try:
+        a = np.asarray(blocks, dtype=float)
+    except (TypeError, ValueError):
+        raise SpecError("blocks", "expected rows of (bytes, forward, backward) shares") from None
+    if a.ndim != 2 or a.shape[1] != 3 or len(a) < 1:
+        raise SpecError("blocks", f"expected rows of 3 shares, got shape {a.shape}")
+    if not (np.isfinite(a).all() and (a >= 0).all()) or not np.allclose(a.sum(axis=0), 1.0):
+        raise SpecError("blocks", "shares must be finite, >= 0, and each column must sum to 1")
+    return tuple(tuple(float(x) for x in row) for row in a)
+
+
+def block_bytes(total: float, shares) -> list[int]:
+    """Whole bytes of each block: the floors of the cumulative shares, at least 1 each."""
+    edges = np.floor(total * np.concatenate([[0.0], np.cumsum(shares)]))
+    edges[-1] = math.floor(total)
+    return [max(int(b - a), 1) for a, b in zip(edges[:-1], edges[1:])]
+
+
 def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update, workers, *,
                         mode: str = "sync", overlap: bool = False, queue: str = "fair",
                         loss_rate=0.0, update: str = "per_step", compute_cv=0.0,
                         batch_size: int = 1, chunks: int = 4,
                         scale: float = DEFAULT_JOB_SCALE, steps: int = 20, warmup: int = 2,
                         batches: int = 5, seed=0, delay=10e-6, segment_size: int = 1448,
-                        min_rto=1.0, stop_time=1e5) -> Ns3JobResult:
-    """Run one PS job (1 server, K workers, a star) in ns-3 with TCP; measure its speed.
+                        min_rto=1.0, stop_time=1e5, n_ps: int = 1, tcp: str = "newreno",
+                        buffer: int | None = None, jitter: str = "lognormal",
+                        blocks=None) -> Ns3JobResult:
+    """Run one PS job (P servers, K workers, a star) in ns-3 with TCP; measure its speed.
 
     Parameters
     ----------
@@ -482,6 +614,24 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
         TCP minimum retransmission timeout.
     stop_time : float, s
         Simulated-time safety stop.
+    n_ps : int
+        Parameter servers P: each holds an even share of every block, each
+        worker exchanges it with each server over a TCP connection of its own,
+        and each server updates its share on a CPU of its own
+        (``t_update / P``).  The step ends when every server is done.
+    tcp : {"newreno", "cubic", "dctcp"}
+        Congestion control (:data:`TCP_VARIANTS`).  DCTCP gets ECN marking:
+        RED at :data:`DCTCP_MARK_PACKETS` on a FIFO queue, a sojourn of
+        :data:`DCTCP_CE_THRESHOLD` on a fair one.
+    buffer : int or None, packets
+        Capacity of every queue (None: :data:`DEFAULT_BUFFER` of ``queue``);
+        a shallow buffer drops packets when many transfers meet.
+    jitter : {"lognormal", "pareto", "none"}
+        Distribution of the compute-time factor (mean 1, ``compute_cv``).
+    blocks : sequence of (bytes, forward, backward) shares, optional
+        With ``overlap``, the blocks' shares of the model bytes and of the
+        forward and backward times (a per-layer profile grouped into blocks);
+        None: ``chunks`` equal blocks.
 
     Returns
     -------
@@ -504,24 +654,36 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
     job = _check_job(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                      batch_size)
     o = _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, scale,
-                       steps, warmup, batches, delay, segment_size, min_rto, stop_time)
-    blocks = o["chunks"] if o["overlap"] else 1
+                       steps, warmup, batches, delay, segment_size, min_rto, stop_time, n_ps,
+                       tcp, buffer, jitter, blocks)
+    shares = o["blocks"] if o["overlap"] else None
+    blocks = (len(shares) if shares is not None else o["chunks"]) if o["overlap"] else 1
     if job["model_bytes"] / o["scale"] < blocks:
         raise SpecError("scale", f"leaves less than one byte per block "
                                  f"({job['model_bytes'] / o['scale']!r} bytes)")
     k = job["workers"]
     per_step = 1 if o["mode"] == "sync" else k
     per_worker = 3 * (o["steps"] + o["warmup"]) + 10
-    factors = _compute_factors(o["compute_cv"], k, per_worker, seed)
+    factors = _compute_factors(o["compute_cv"], k, per_worker, seed, o["jitter"])
     run_number = int(_v.seed_sequence(seed).generate_state(1)[0]) % (2**31 - 1) + 1
     r = _runtime().gbl.perfmodel_ns3job.JobRunner()
-    r.workers, r.chunks = k, blocks
+    r.workers, r.chunks, r.servers = k, blocks, o["n_ps"]
+    if shares is not None:
+        for col, vec in ((1, r.fwdShare), (2, r.bwdShare)):
+            for row in shares:
+                vec.push_back(row[col])
+        for b in block_bytes(job["model_bytes"] / o["scale"], [row[0] for row in shares]):
+            r.chunkBytes.push_back(float(b))
+    r.tcp = TCP_VARIANTS[o["tcp"]]
+    r.ecn = o["tcp"] == "dctcp"
+    r.bufferPackets = o["buffer"]
+    r.markPackets, r.ceThreshold = DCTCP_MARK_PACKETS, DCTCP_CE_THRESHOLD
     r.rate = job["bandwidth"] * 8.0 / o["scale"]
     r.delay = o["delay"]
     r.modelBytes = r.gradBytes = job["model_bytes"] / o["scale"]
     r.tForward, r.tBackward, r.tUpdate = job["t_forward"], job["t_backward"], job["t_update"]
     r.isAsync, r.perGradient = o["mode"] == "async", o["update"] == "per_gradient"
-    r.fair, r.lossRate, r.minRto = o["queue"] == "fair", o["loss_rate"], o["min_rto"]
+    r.queueKind, r.lossRate, r.minRto = int(o["queue"] == "fair"), o["loss_rate"], o["min_rto"]
     r.segmentSize, r.runNumber, r.stopTime = o["segment_size"], run_number, o["stop_time"]
     for x in factors.ravel():
         r.factors.push_back(float(x))
@@ -535,10 +697,11 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
     if done.size < r.target:
         raise RuntimeError(f"ns-3 stopped at stop_time={o['stop_time']} s after {done.size} "
                            f"of {r.target} steps")
-    return _measure(done, who, job, o, wall, run_number)
+    return _measure(done, who, job, o, wall, run_number,
+                    {"queue_drops": int(r.queueDrops), "ecn_marks": int(r.ecnMarks)})
 
 
-def _measure(done, who, job, o, wall, run_number) -> Ns3JobResult:
+def _measure(done, who, job, o, wall, run_number, counters) -> Ns3JobResult:
     """Throughput over the window after warmup, batch-means spread, step times."""
     k, per_step = job["workers"], (1 if o["mode"] == "sync" else job["workers"])
     times = np.concatenate([[0.01], done])     # 0.01 s: the runner's start time
@@ -555,7 +718,7 @@ def _measure(done, who, job, o, wall, run_number) -> Ns3JobResult:
         mine = [np.diff(done[first:][who[first:] == w]) for w in range(k)]
         step_times = np.concatenate(mine) if mine else np.array([])
     meta = dict(engine="ns3", ns3_version=_ns3_version(), run_number=run_number,
-                tcp="NewReno", **{key: v for key, v in job.items()}, **o)
+                **{key: v for key, v in job.items()}, **o, **counters)
     b = job["batch_size"]
     return Ns3JobResult(float(step_rate * b), float(step_rate),
                         float(np.std(batch_rates * b, ddof=1)) if o["batches"] > 1 else 0.0,

@@ -1,0 +1,329 @@
+"""A packet-level corpus of parameter-server jobs, designed before any model is fitted to it.
+
+The validation matrix's ns-3 runs (:mod:`perfmodel.placement.ns3_job`) share
+most of our own choices: one TCP, one DNN, one server.  This corpus varies
+what a network nobody here has seen may vary, so that a rule tuned on one part
+can be tested on another.  The factors and their levels are fixed here, before
+modelling:
+
+==============  =====================================================================
+factor          levels
+==============  =====================================================================
+``tcp``         NewReno, Cubic, DCTCP (with ECN marking: RED on a FIFO port, a sojourn
+                threshold on a fair queue)
+``queue``       FIFO, per-flow fair (the egress queue of every NIC link)
+``buffer``      deep (10,000 packets: loss-free), shallow (100 packets: tail drops when
+                many transfers meet)
+``bandwidth``   1, 10, 25 Gbps
+``n_ps``        1, 2, 3, 4 parameter servers
+``dnn``         the measured per-layer PipeDream profiles of alexnet, vgg16, resnet50,
+                inception_v3, resnet18 and resnext50 (model bytes, forward and backward
+                times, batch); with overlap the layers are grouped into 8 blocks of
+                about equal bytes, each with its own share of the compute
+``jitter``      none, lognormal (cv 0.1), heavy-tailed Pareto (cv 0.3)
+``mode``        sync (an update per step), async (an update per gradient)
+``overlap``     off, on
+``workers``     1, 2, 3, 4, 6, 8, 12, 16 in every regime
+==============  =====================================================================
+
+A server applies gradients at :data:`UPDATE_RATE` (our choice: the update of
+a 100 MB model takes 20 ms), split over the servers.
+
+Design
+------
+The full product has 10,368 regimes; :func:`design` draws
+:data:`CORPUS_REGIMES` of them as a balanced random design: for each factor
+the levels are repeated to the design's length and shuffled with a seeded
+generator, so each level appears equally often and the factors vary
+independently.  A combination drawn twice runs twice, each with its own seed
+(the regime's index): a replicate.
+
+Held-out split
+--------------
+Whole factor levels are held out before any rule is designed or tuned on the
+corpus: every regime with Cubic TCP or the resnext50 DNN is in the ``test``
+split (:data:`HELD_OUT`), the rest in ``train``.  Rules are designed and tuned
+on ``train``; ``test`` is only reported.
+
+Regenerate with ``python -m perfmodel.placement.ns3_corpus --out FILE --jobs 2``:
+hours of computing, done once; it resumes, keeping the regimes already in the
+file.  Every run is seeded (the regime's index), so the rows do not depend on
+the order or the process that ran them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import csv
+import multiprocessing
+import os
+import sys
+import time as _time
+from pathlib import Path
+
+import numpy as np
+
+from .. import zoo
+from ..errors import SpecError
+from ..io import read_text
+from ..pipedream import layer_table
+from . import ns3_job
+
+__all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS_WORKERS",
+           "CORPUS_REGIMES", "CORPUS_SEED", "CORPUS_SCALE", "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
+           "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
+           "design", "split_of", "pipedream_blocks", "regime_rows", "generate", "main"]
+
+#: Every factor and its levels, fixed before modelling.
+FACTORS: dict[str, tuple] = {
+    "tcp": ("newreno", "cubic", "dctcp"),
+    "queue": ("fifo", "fair"),
+    "buffer": ("deep", "shallow"),
+    "bandwidth_gbps": (1, 10, 25),
+    "n_ps": (1, 2, 3, 4),
+    "dnn": ("alexnet", "vgg16", "resnet50", "inception_v3", "resnet18", "resnext50"),
+    "jitter": ("none", "lognormal", "pareto"),
+    "mode": ("sync", "async"),
+    "overlap": (False, True),
+}
+#: Levels held out of every rule's design and tuning: a regime with one is ``test``.
+HELD_OUT: dict[str, tuple] = {"tcp": ("cubic",), "dnn": ("resnext50",)}
+#: Queue capacity of each buffer level, packets, per queue discipline.
+BUFFERS = {"deep": {"fifo": 10000, "fair": 10240}, "shallow": {"fifo": 100, "fair": 100}}
+#: Coefficient of variation of the compute time of each jitter level.
+JITTER_CV = {"none": 0.0, "lognormal": 0.1, "pareto": 0.3}
+#: Bytes of gradient a server applies per second (ours): t_update = model bytes / rate.
+UPDATE_RATE = 5e9
+#: Worker counts of every regime.
+CORPUS_WORKERS = (1, 2, 3, 4, 6, 8, 12, 16)
+#: Regimes drawn, and the seed of the draw.
+CORPUS_REGIMES, CORPUS_SEED = 120, 2026
+#: Divisor of bytes and link rates (as the validation matrix).
+CORPUS_SCALE = 100.0
+#: Measured sync steps, async gradients per worker, warm-up, batches of throughput_std.
+CORPUS_STEPS, CORPUS_ASYNC_STEPS, CORPUS_WARMUP, CORPUS_BATCHES = 8, 16, 2, 4
+#: Blocks of a per-layer profile when computation and communication overlap.
+CORPUS_BLOCKS = 8
+#: Columns of the corpus CSV, in order.
+CORPUS_COLUMNS = ("regime", "split", "dnn", "tcp", "queue", "buffer", "bandwidth", "n_ps",
+                  "jitter", "compute_cv", "mode", "overlap", "update", "t_update", "workers",
+                  "batch_size", "throughput", "throughput_std", "step_time_median", "steps",
+                  "seed", "queue_drops", "ecn_marks", "wall_seconds")
+#: The committed corpus.
+CORPUS_PATH = Path(__file__).parent.parent / "zoo" / "validation" / "ns3_corpus.csv"
+
+_GBPS = 1e9 / 8
+
+
+def design(n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED) -> list[dict]:
+    """``n`` regimes of a balanced random design over :data:`FACTORS` (module notes).
+
+    Each regime is a dict of factor levels with its ``regime`` name (its index
+    in the design) and ``split``.  The same ``n`` and ``seed`` give the same list.
+    """
+    rng = np.random.default_rng(seed)
+    columns = {}
+    for name, levels in FACTORS.items():
+        seq = [levels[i % len(levels)] for i in range(n)]
+        columns[name] = [seq[i] for i in rng.permutation(n)]
+    out = []
+    for i in range(n):
+        r = {name: columns[name][i] for name in FACTORS}
+        r["regime"] = f"c{i:03d}"
+        r["split"] = split_of(r)
+        out.append(r)
+    return out
+
+
+def split_of(regime: dict) -> str:
+    """``"test"`` when the regime has a held-out level (:data:`HELD_OUT`), else ``"train"``."""
+    held = any(regime.get(name) in levels for name, levels in HELD_OUT.items())
+    return "test" if held else "train"
+
+
+def pipedream_blocks(dnn: str, blocks: int = CORPUS_BLOCKS) -> list[tuple[float, float, float]]:
+    """(bytes, forward, backward) shares of ``blocks`` consecutive layer groups of ``dnn``.
+
+    The layers of the measured PipeDream profile are cut where the cumulative
+    parameter bytes cross ``i / blocks`` of the total (gradient buckets of about
+    equal size); each group keeps its own share of the forward and backward
+    time.  Empty groups are dropped.
+    """
+    table = layer_table(zoo.pipedream_graph(dnn))
+    size = np.asarray(table.parameter_bytes, dtype=float)
+    fwd = np.asarray(table.t_forward, dtype=float)
+    bwd = np.asarray(table.t_backward, dtype=float)
+    cum = np.cumsum(size) / size.sum()
+    group = np.minimum((cum * blocks - 1e-9).astype(int), blocks - 1)
+    group = np.maximum.accumulate(np.maximum(group, 0))
+    out = []
+    for g in range(blocks):
+        mine = group == g
+        if mine.any() and size[mine].sum() > 0:
+            out.append((size[mine].sum(), fwd[mine].sum(), bwd[mine].sum()))
+    shares = np.asarray(out)
+    shares = shares / shares.sum(axis=0)
+    return [tuple(float(x) for x in row) for row in shares]
+
+
+def _job(regime: dict):
+    profile = zoo.profile(f"{regime['dnn']}-pipedream")
+    return profile, profile.model_bytes / UPDATE_RATE
+
+
+def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, scale: float = CORPUS_SCALE,
+                steps: int = CORPUS_STEPS, async_steps: int = CORPUS_ASYNC_STEPS,
+                warmup: int = CORPUS_WARMUP, batches: int = CORPUS_BATCHES) -> list[dict]:
+    """The CSV rows of one regime, one per worker count (see :data:`CORPUS_COLUMNS`)."""
+    profile, t_update = _job(regime)
+    mode, queue = regime["mode"], regime["queue"]
+    blocks = pipedream_blocks(regime["dnn"]) if regime["overlap"] else None
+    cv = JITTER_CV[regime["jitter"]]
+    update = "per_step" if mode == "sync" else "per_gradient"
+    n_steps = async_steps if mode == "async" else steps
+    seed = int(regime["regime"][1:])
+    rows = []
+    for k in workers:
+        res = ns3_job.simulate_ps_job_ns3(
+            profile.model_bytes, regime["bandwidth_gbps"] * _GBPS, profile.t_forward,
+            profile.t_backward, t_update, k, mode=mode, overlap=bool(regime["overlap"]),
+            queue=queue, update=update, compute_cv=cv, batch_size=profile.batch_size,
+            scale=scale, steps=n_steps, warmup=warmup, batches=batches, seed=seed,
+            n_ps=regime["n_ps"], tcp=regime["tcp"], buffer=BUFFERS[regime["buffer"]][queue],
+            jitter=regime["jitter"], blocks=blocks)
+        rows.append(dict(
+            regime=regime["regime"], split=regime["split"], dnn=regime["dnn"],
+            tcp=regime["tcp"], queue=queue, buffer=regime["buffer"],
+            bandwidth=regime["bandwidth_gbps"] * _GBPS, n_ps=regime["n_ps"],
+            jitter=regime["jitter"], compute_cv=cv, mode=mode, overlap=int(regime["overlap"]),
+            update=update, t_update=round(t_update, 9), workers=k,
+            batch_size=profile.batch_size, throughput=round(res.throughput, 6),
+            throughput_std=round(res.throughput_std, 6),
+            step_time_median=round(float(np.median(res.step_times)), 9), steps=n_steps,
+            seed=seed, queue_drops=res.meta["queue_drops"], ecn_marks=res.meta["ecn_marks"],
+            wall_seconds=round(res.wall_seconds, 3)))
+    return rows
+
+
+def _header(n: int, seed: int, done: int, total: int, command: str) -> list[str]:
+    state = "complete" if done == total else f"PARTIAL: {done} of {total} regimes"
+    return [
+        f"# perfmodel ns-3 corpus; {state}",
+        f"# design: {n} regimes of a balanced random design over the factors of "
+        f"perfmodel.placement.ns3_corpus (seed {seed}); held out (split=test): "
+        + ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in HELD_OUT.items()),
+        f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 "
+        f"{ns3_job._ns3_version()}, star of P servers + K workers, link delay 10 us, "
+        f"scale={CORPUS_SCALE:g}, MSS 1448 B, min RTO 1 s, 128 KiB socket buffers, "
+        f"t_update = model bytes / {UPDATE_RATE:g} B/s split over the servers",
+        f"# measured: sync {CORPUS_STEPS} steps, async {CORPUS_ASYNC_STEPS} gradients per "
+        f"worker, after {CORPUS_WARMUP}; throughput in samples/s summed over workers; "
+        f"throughput_std over {CORPUS_BATCHES} batch means; bandwidth in bytes/s; "
+        f"queue_drops and ecn_marks counted over every queue of the run",
+        f"# regenerate: {command}",
+    ]
+
+
+def read_rows(path) -> list[dict]:
+    """The data rows of a corpus CSV (strings), or [] when the file does not exist."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    lines = [ln for ln in read_text(path).splitlines() if ln and not ln.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def _write(path: Path, rows: list[dict], header: list[str]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as fh:
+        for line in header:
+            fh.write(line + "\n")
+        writer = csv.DictWriter(fh, fieldnames=CORPUS_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, path)
+
+
+def _order(row: dict) -> tuple:
+    return (row["regime"], int(row["workers"]))
+
+
+def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs: int = 1,
+             only=None, command: str = "python -m perfmodel.placement.ns3_corpus --out FILE",
+             log=None) -> int:
+    """Run the regimes missing from ``out_path`` and write the corpus, sorted, after each one.
+
+    Parameters
+    ----------
+    out_path : str or path
+        The CSV; regimes already in it are kept and not run again.
+    n, seed : int
+        The design (:func:`design`).
+    jobs : int
+        Processes running regimes at once.
+    only : sequence of str, optional
+        Run only these regime names.
+    command : str
+        The command recorded in the header.
+    log : callable, optional
+        Gets a progress line per regime.
+
+    Returns
+    -------
+    int
+        Data rows in the file.
+    """
+    path = Path(out_path)
+    regimes = design(n, seed)
+    rows = read_rows(path)
+    have = {r["regime"] for r in rows}
+    todo = [r for r in regimes if r["regime"] not in have
+            and (only is None or r["regime"] in only)]
+    started = _time.perf_counter()
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = {pool.submit(regime_rows, r): r for r in todo}
+        for future in concurrent.futures.as_completed(futures):
+            rows.extend(future.result())
+            rows.sort(key=_order)
+            done = len({r["regime"] for r in rows})
+            _write(path, rows, _header(n, seed, done, len(regimes), command))
+            if log is not None:
+                log(f"{done}/{len(regimes)} {futures[future]['regime']}: "
+                    f"{_time.perf_counter() - started:.0f} s elapsed")
+    if not todo:
+        done = len({r["regime"] for r in rows})
+        _write(path, rows, _header(n, seed, done, len(regimes), command))
+    return len(rows)
+
+
+def main(argv=None) -> int:
+    """``python -m perfmodel.placement.ns3_corpus --out FILE [--jobs N]``."""
+    p = argparse.ArgumentParser(prog="python -m perfmodel.placement.ns3_corpus",
+                                description="packet-level ns-3 corpus of PS jobs (CSV)")
+    p.add_argument("--out", required=True, help="CSV file to write (resumed when it exists)")
+    p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
+    p.add_argument("--regimes", type=int, default=CORPUS_REGIMES)
+    p.add_argument("--only", help="comma-separated regime names to run")
+    a = p.parse_args(argv)
+    if not ns3_job.available():
+        print("error: the corpus needs ns-3: pip install 'perfmodel[ns3]'", file=sys.stderr)
+        return 2
+    if a.jobs < 1 or a.regimes < 1:
+        print("error: --jobs and --regimes must be >= 1", file=sys.stderr)
+        return 2
+    command = " ".join(["python -m perfmodel.placement.ns3_corpus"]
+                       + (argv if argv is not None else sys.argv[1:]))
+    try:
+        generate(a.out, n=a.regimes, jobs=a.jobs,
+                 only=None if a.only is None else a.only.split(","), command=command,
+                 log=lambda s: print(s, flush=True))
+    except SpecError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
