@@ -214,7 +214,7 @@ def _header(n: int, seed: int, done: int, total: int, command: str) -> list[str]
         f"perfmodel.placement.ns3_corpus (seed {seed}); held out (split=test): "
         + ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in HELD_OUT.items()),
         f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 "
-        f"{ns3_job._ns3_version()}, star of P servers + K workers, link delay 10 us, "
+        f"{ns3_job.ns3_version()}, star of P servers + K workers, link delay 10 us, "
         f"scale={CORPUS_SCALE:g}, MSS 1448 B, min RTO 1 s, 128 KiB socket buffers, "
         f"t_update = model bytes / {UPDATE_RATE:g} B/s split over the servers",
         f"# measured: sync {CORPUS_STEPS} steps, async {CORPUS_ASYNC_STEPS} gradients per "

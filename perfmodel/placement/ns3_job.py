@@ -86,7 +86,7 @@ from . import ns3 as _ns3
 
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
            "TCP_VARIANTS", "QUEUES", "DEFAULT_BUFFER", "JITTERS", "PARETO_SHAPE",
-           "DCTCP_MARK_PACKETS", "DCTCP_CE_THRESHOLD", "block_bytes",
+           "DCTCP_MARK_PACKETS", "DCTCP_CE_THRESHOLD", "block_bytes", "ns3_version",
            "MATRIX_COLUMNS", "LINK_EFFICIENCY", "DEFAULT_JOB_SCALE", "DEFAULT_T_UPDATE",
            "available", "matrix_regimes", "MATRIX_WORKERS", "MATRIX_LOSS", "MATRIX_CV", "MATRIX_SCALE",
            "MATRIX_STEPS", "MATRIX_ASYNC_STEPS", "MATRIX_WARMUP", "MATRIX_BATCHES", "main"]
@@ -717,7 +717,7 @@ def _measure(done, who, job, o, wall, run_number, counters) -> Ns3JobResult:
     else:
         mine = [np.diff(done[first:][who[first:] == w]) for w in range(k)]
         step_times = np.concatenate(mine) if mine else np.array([])
-    meta = dict(engine="ns3", ns3_version=_ns3_version(), run_number=run_number,
+    meta = dict(engine="ns3", ns3_version=ns3_version(), run_number=run_number,
                 **{key: v for key, v in job.items()}, **o, **counters)
     b = job["batch_size"]
     return Ns3JobResult(float(step_rate * b), float(step_rate),
@@ -725,7 +725,8 @@ def _measure(done, who, job, o, wall, run_number, counters) -> Ns3JobResult:
                         step_times, wall, meta)
 
 
-def _ns3_version() -> str:
+def ns3_version() -> str:
+    """The installed ns-3 (PyPI `ns3`) version, or "unknown"."""
     try:
         return importlib.metadata.version("ns3")
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover
@@ -871,7 +872,7 @@ def _header(profile, t_update, scale, steps, warmup, batches, seed, command, don
         f"# job: zoo:{profile} model_bytes={job.model_bytes:g} B t_forward={job.t_forward} s "
         f"t_backward={job.t_backward} s batch_size={job.batch_size}; t_update={t_update} s "
         "(ours: the profile has 0), one PS",
-        f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 {_ns3_version()} "
+        f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 {ns3_version()} "
         f"(PyPI 'ns3'), TCP NewReno, MSS 1448 B, min RTO 1 s, star of 1 PS + K workers, "
         f"link delay 10 us, scale={scale:g} (bytes and rates divided), overlap in 4 blocks, "
         "one update CPU on the PS applying whole gradients first come first served",
