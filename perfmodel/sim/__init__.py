@@ -38,7 +38,7 @@ from .engine import (
                      simulate,
 )
 from .export import chrome_trace
-from .model import ARCHITECTURES, PHASES, BlockTrace, TraceSim, simulate_range, split_servers
+from .model import ARCHITECTURES, PHASES, BlockTrace, TraceSim, shard_servers, simulate_range, split_servers
 from .tensorflow import (
                      GRPC_WINDOW,
                      ORDERS,
@@ -70,6 +70,7 @@ __all__ = [
     "SimResult", "simulate", "numba_available",
     # model object, sweeps, export
     "ARCHITECTURES", "PHASES", "TraceSim", "BlockTrace", "simulate_range", "split_servers",
+    "shard_servers",
     "chrome_trace",
     # Li et al. 2020 (TensorFlow)
     "tensorflow", "GRPC_WINDOW", "ORDERS", "assign_servers", "add_parsing_overhead",

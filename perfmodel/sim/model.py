@@ -38,11 +38,13 @@ from .engine import (
 )
 from .trace import COMMUNICATION, Op, Step, Trace, from_layers
 
-__all__ = ["ARCHITECTURES", "PHASES", "TraceSim", "BlockTrace", "simulate_range",
-           "split_servers", "update_factor"]
+__all__ = ["ARCHITECTURES", "PHASES", "SERVER_SPLITS", "TraceSim", "BlockTrace",
+           "simulate_range", "split_servers", "shard_servers", "update_factor"]
 
 #: Exchange architectures of :class:`TraceSim`.
 ARCHITECTURES = ("ps", "allreduce")
+#: How a one-server trace is spread over several servers (:attr:`TraceSim.server_split`).
+SERVER_SPLITS = ("auto", "even", "tensor")
 #: Estimate phase of each resource kind (critical-path seconds per step).
 PHASES = {"downlink": "downlink", "worker": "compute", "uplink": "uplink", "ps": "update"}
 
@@ -106,6 +108,59 @@ def split_servers(trace: Trace, n_servers: int) -> Trace:
         ops = tuple(dataclasses.replace(op, server=server.get(_tensor_key(op), 0))
                     if op.res != "worker" else op for op in step.ops)
         steps.append(Step(ops))
+    return trace.replace(steps=tuple(steps))
+
+
+def shard_servers(trace: Trace, n_servers: int) -> Trace:
+    """Split every transfer and update of a one-server trace evenly over ``n_servers``.
+
+    The fluid models' reading of several servers (Li et al. 2022, Sec. 4.4):
+    each server holds ``1 / n`` of every tensor, so a worker exchanges ``1 / n``
+    of each pull and push with every server and each server applies ``1 / n``
+    of each update.  An op that waited for a transfer or an update waits for
+    all of its shards.  :func:`split_servers` instead assigns whole tensors,
+    as TensorFlow does; a coarse profile has a single tensor, which that would
+    put on one server.
+
+    Raises
+    ------
+    SpecError
+        The trace already uses several servers, or ``n_servers < 1``.
+
+    Examples
+    --------
+    >>> t = from_layers([8e6], [0.1], [0.2], 0.01, overlap=False)
+    >>> s = shard_servers(t, 4)
+    >>> sorted({op.server for op in s.steps[0].ops if op.res == "uplink"})
+    [0, 1, 2, 3]
+    >>> sum(op.bytes for op in s.steps[0].ops if op.res == "uplink")
+    8000000.0
+    """
+    if isinstance(n_servers, bool) or not isinstance(n_servers, (int, np.integer)) \
+            or n_servers < 1:
+        raise SpecError("n_servers", f"must be a whole number >= 1, got {n_servers!r}")
+    if trace.n_servers != 1:
+        raise SpecError("trace", f"uses {trace.n_servers} servers already; shard_servers "
+                                 "splits a one-server trace")
+    n = int(n_servers)
+    if n == 1:
+        return trace
+    steps = []
+    for step in trace.steps:
+        shards = {op.id: [f"{op.id}@{s}" for s in range(n)] if op.res != "worker"
+                  else [op.id] for op in step.ops}
+        ops = []
+        for op in step.ops:
+            deps = tuple(d for dep in op.deps for d in shards[dep])
+            if op.res == "worker":
+                ops.append(dataclasses.replace(op, deps=deps))
+                continue
+            for s in range(n):
+                amount = ({"bytes": op.bytes / n} if op.bytes is not None
+                          else {"seconds": op.seconds / n})
+                ops.append(dataclasses.replace(op, id=f"{op.id}@{s}", server=s, deps=deps,
+                                               **amount))
+        steps.append(Step(tuple(ops)))
     return trace.replace(steps=tuple(steps))
 
 
@@ -181,6 +236,13 @@ class TraceSim:
         Where a retransmission-timeout stall happens in its message: after
         the last byte, or at a uniformly random point, the message leaving
         the link meanwhile (see :func:`~perfmodel.sim.simulate`).
+    server_split : {"auto", "even", "tensor"}
+        How a one-server trace meets ``config.n_ps > 1`` servers: every tensor
+        split evenly over them (``"even"``, :func:`shard_servers`: the fluid
+        models' reading) or whole tensors assigned as TensorFlow does
+        (``"tensor"``, :func:`split_servers`).  ``"auto"``: even for a coarse
+        profile (one tensor, which whole-tensor assignment would put on one
+        server), tensors for a trace.
 
     Notes
     -----
@@ -263,6 +325,7 @@ class TraceSim:
     level: float = 0.9
     server_cpu: str = "own"
     timeout_position: str = "tail"
+    server_split: str = "auto"
 
     def __post_init__(self):
         for name, value, choices in (("architecture", self.architecture, ARCHITECTURES),
@@ -271,7 +334,8 @@ class TraceSim:
                                      ("engine", self.engine, ENGINES),
                                      ("server_cpu", self.server_cpu, SERVER_CPUS),
                                      ("timeout_position", self.timeout_position,
-                                      TIMEOUT_POSITIONS)):
+                                      TIMEOUT_POSITIONS),
+                                     ("server_split", self.server_split, SERVER_SPLITS)):
             if not isinstance(value, str) or value not in choices:
                 raise SpecError(name, f"must be one of {', '.join(choices)}; got {value!r}")
         for name in ("steps", "warmup", "seed"):
@@ -317,7 +381,10 @@ class TraceSim:
         if trace.n_servers == config.n_ps:
             return trace
         if trace.n_servers == 1:
-            return split_servers(trace, config.n_ps)
+            split = self.server_split
+            if split == "auto":
+                split = "even" if isinstance(workload, Profile) else "tensor"
+            return (shard_servers if split == "even" else split_servers)(trace, config.n_ps)
         raise Infeasible(f"the trace was profiled with {trace.n_servers} parameter servers; "
                          f"config.n_ps={config.n_ps} needs a trace for that many")
 
@@ -577,7 +644,13 @@ class BlockTrace:
                      name=profile.name)
 
     def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
-        """The model's estimate on the block trace of a :class:`Profile` workload."""
+        """The model's estimate on the block trace of a :class:`Profile` workload.
+
+        With several servers every block is split evenly over them
+        (:func:`shard_servers`), as the profile's single tensor would be.
+        """
         if isinstance(workload, Profile):
             workload = self.trace(workload)
+            if config.n_ps > 1:
+                workload = shard_servers(workload, config.n_ps)
         return self.model.estimate(workload, cluster, config)
