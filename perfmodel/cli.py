@@ -203,8 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--dnn", action="append", help="only this DNN (repeatable)")
     v.add_argument("--train-size", type=int, default=2,
                    help="dl2: fit on the N smallest server counts x N smallest worker counts")
-    v.add_argument("--only", action="append", choices=("dl2", "ns3"),
-                   help="matrix: only this dataset (repeatable)")
+    v.add_argument("--only", action="append", choices=("dl2", "ns3", "corpus"),
+                   help="matrix: only this dataset (repeatable; corpus: the held-out "
+                        "protocol on the ns-3 corpus, train and test side by side)")
+    v.add_argument("--corpus", help="matrix: the ns-3 corpus CSV (default: the committed "
+                                    "perfmodel/zoo/validation/ns3_corpus.csv)")
+    v.add_argument("--split", action="append", choices=("train", "test"),
+                   help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--ns3", help="matrix: the ns-3 runs CSV (default: the committed "
                                  "perfmodel/zoo/validation/ns3_matrix.csv)")
     v.add_argument("--train-workers", default="1,2",

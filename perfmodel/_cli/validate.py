@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from ..fit.corpus import evaluate_corpus
 from ..fit.dl2 import validate_dl2
 from ..fit.validation import validation_matrix
-from .common import CliError, json_text, parse_int_range
+from ..placement.ns3_corpus import CORPUS_PATH, read_rows
+from .common import CliError, json_text, parse_int_range, progress_bar
 
 __all__ = ["run"]
+
+
+def _corpus(args, train) -> tuple:
+    """The held-out protocol on the ns-3 corpus: (report, its json, its text)."""
+    rows = read_rows(args.corpus or CORPUS_PATH)
+    splits = tuple(args.split or ("train", "test"))
+    total = len({r["regime"] for r in rows if r["split"] in splits})
+    with progress_bar(total, "regimes") as tick:
+        report = evaluate_corpus(rows=rows, train_workers=train, splits=splits,
+                                 progress=lambda done, _total: tick(done))
+    text = ("\nheld-out protocol on the ns-3 corpus (train and test side by side; the "
+            "test half holds out whole factor levels):\n\n")
+    body = report.markdown() if args.format == "markdown" else report.text()
+    return report, report.to_dict(), text + body + "\n"
 
 
 def _validate_matrix(args) -> str:
@@ -14,17 +30,25 @@ def _validate_matrix(args) -> str:
     train = tuple(parse_int_range(args.train_workers, "--train-workers"))
     if len(train) > 2:
         raise CliError(f"--train-workers: at most 2 configurations per network, got {len(train)}")
+    corpus = _corpus(args, train) if "corpus" in only else None
+    if corpus is not None and set(only) == {"corpus"}:
+        return json_text(corpus[1]) if args.format == "json" else corpus[2]
     matrix = validation_matrix(dl2="dl2" in only, ns3="ns3" in only, ns3_path=args.ns3,
                                dnns=args.dnn or None, ns3_train_workers=train)
     if args.format == "json":
-        return json_text(matrix.to_dict())
+        data = matrix.to_dict()
+        if corpus is not None:
+            data["corpus"] = corpus[1]
+        return json_text(data)
+    tail = corpus[2] if corpus is not None else ""
     if args.format == "markdown":
         groups = "".join(f"\n\nselected model per {ds} group:\n\n{matrix.groups_markdown(ds)}"
                          for ds in ("dl2", "ns3") if any(c.dataset == ds for c in matrix.cells))
         classes = ("\n\nselected model on ns-3 by regime class:\n\n" + matrix.classes_markdown()
                    if any(c.dataset == "ns3" for c in matrix.cells) else "")
-        return matrix.text(markdown=True) + classes + groups + "\n"
-    return matrix.text() + "\n\nselected model per group:\n" + matrix.groups_text() + "\n"
+        return matrix.text(markdown=True) + classes + groups + "\n" + tail
+    return (matrix.text() + "\n\nselected model per group:\n" + matrix.groups_text() + "\n"
+            + tail)
 
 
 def run(args) -> str:

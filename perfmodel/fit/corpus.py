@@ -1,0 +1,288 @@
+"""The held-out protocol: the user's path on the packet-level corpus, train and test apart.
+
+Each regime of the corpus (:mod:`perfmodel.placement.ns3_corpus`) is one job
+on one network, run at 1 to 16 workers.  What a user does is replayed: the
+runs at :data:`TRAIN_WORKERS` are the measurements given to
+:func:`~perfmodel.fit.selection.select_model` (the job's mode, overlap and
+compute spread known; the link's sharing and losses not), and the chosen,
+calibrated model predicts every other worker count.  Every candidate's own
+calibrated errors are kept too, to design rules with.
+
+The corpus was split by whole factor levels before any rule was designed on
+it (``split``: Cubic TCP and the resnext50 DNN are ``test`` only).  Rules are
+designed and tuned on ``train``; ``test`` is reported beside it and never
+tuned: a rule whose test error is much worse than its train error is
+overfitted.
+
+A regime is lossy when the packet-level runs it is judged on dropped packets
+(shallow buffers overflow when many transfers meet): the papers' models assume
+a loss-free link, so loss-free and lossy regimes are reported apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .. import zoo
+from ..errors import Infeasible, PerfModelError
+from ..measurements import Measurement
+from ..placement.ns3_corpus import CORPUS_BATCHES, CORPUS_PATH, read_rows
+from ..specs import Cluster
+from .grid import predict_measurements
+from .selection import select_model
+
+__all__ = ["TRAIN_WORKERS", "TARGET_MEAN", "TARGET_MAX", "RegimeResult", "CorpusReport",
+           "evaluate_regime", "evaluate_corpus"]
+
+#: Worker counts of the measurements a user gives (the rest are predicted).
+TRAIN_WORKERS = (1, 2)
+#: The accuracy aimed at, per regime: mean and largest relative throughput error.
+TARGET_MEAN, TARGET_MAX = 0.05, 0.10
+#: Minimum retransmission timeout of the corpus's TCP (s).
+MIN_RTO = 1.0
+
+
+@dataclass(frozen=True)
+class RegimeResult:
+    """The user's path on one regime: the chosen model's errors, and every candidate's.
+
+    Attributes
+    ----------
+    regime, split, mode : str
+    lossy : bool
+        A predicted run dropped packets.
+    factors : dict
+        The regime's factor levels (dnn, tcp, queue, buffer, bandwidth, n_ps, jitter,
+        overlap).
+    chosen, why : str
+        The selected model and the reason.
+    mean_error, max_error : float
+        Relative throughput error of the chosen model on the predicted worker counts.
+    coverage : float
+        Share of predicted runs inside the chosen model's 90% interval.
+    halfwidth : float
+        Median relative half-width of those intervals (``exp(h) - 1``).
+    candidates : dict of str to (float, float)
+        Each calibrated candidate's (mean, max) error on the predicted runs.
+    """
+
+    regime: str
+    split: str
+    mode: str
+    lossy: bool
+    factors: dict
+    chosen: str
+    why: str
+    mean_error: float
+    max_error: float
+    coverage: float
+    halfwidth: float
+    candidates: dict = field(default_factory=dict)
+
+    @property
+    def meets_target(self) -> bool:
+        """Mean error within :data:`TARGET_MEAN` and max within :data:`TARGET_MAX`."""
+        return self.mean_error <= TARGET_MEAN and self.max_error <= TARGET_MAX
+
+    @property
+    def regime_class(self) -> str:
+        """``"sync, loss-free"`` and the like."""
+        return f"{self.mode}, {'lossy' if self.lossy else 'loss-free'}"
+
+
+def _errors(pred, meas) -> tuple[float, float]:
+    rel = np.abs(np.asarray(pred, dtype=float) / np.asarray(meas, dtype=float) - 1.0)
+    return float(rel.mean()), float(rel.max())
+
+
+def _measurements(rows: list[dict]) -> list[Measurement]:
+    """One measurement per run, with the step time's median and spread."""
+    out = []
+    for r in rows:
+        k, batch, x = int(r["workers"]), int(r["batch_size"]), float(r["throughput"])
+        step = k * batch / x      # sync: the step; async: one worker's cycle
+        steps = int(r["steps"])
+        per_batch = steps / CORPUS_BATCHES * (k if r["mode"] == "async" else 1)
+        spread = math.sqrt(per_batch) * float(r["throughput_std"]) / x * step
+        out.append(Measurement(k, int(r["n_ps"]), float(r["bandwidth"]), x, batch, r["mode"],
+                               step_time_std=spread,
+                               step_time_median=float(r["step_time_median"]) or None))
+    return out
+
+
+def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAIN_WORKERS,
+                    simulate: bool = True) -> RegimeResult:
+    """Replay the user's path on one regime's rows (all with the same ``regime``)."""
+    rows = sorted(rows, key=lambda r: int(r["workers"]))
+    first = rows[0]
+    profile = zoo.profile(f"{first['dnn']}-pipedream").replace(
+        t_update=float(first["t_update"]), batch_size=int(first["batch_size"]))
+    cluster = Cluster(machines=max(int(r["workers"]) for r in rows) + int(first["n_ps"]),
+                      nic_bandwidth=float(first["bandwidth"]),
+                      compute_cv=float(first["compute_cv"]), retransmit_timeout=MIN_RTO)
+    ms = _measurements(rows)
+    train = [m for m in ms if m.workers in train_workers]
+    test = [m for m in ms if m.workers not in train_workers]
+    test_rows = [r for r in rows if int(r["workers"]) not in train_workers]
+    overlap = first["overlap"] in ("1", "True", "true")
+    selection = select_model(profile, cluster, train, mode=first["mode"], overlap=overlap,
+                             simulate=simulate)
+    meas = [m.throughput for m in test]
+    chosen = selection.chosen
+    pred = predict_measurements(chosen, profile, cluster, test)
+    widths = np.array([chosen.halfwidth_at(m.workers) for m in test])
+    d = np.abs(np.log(np.asarray(meas) / pred))
+    candidates = {}
+    for score, cal in zip(selection.scores, selection.calibrated):
+        if cal is None:
+            continue
+        try:
+            candidates[score.name] = _errors(predict_measurements(cal, profile, cluster, test),
+                                             meas)
+        except (PerfModelError, Infeasible):
+            continue
+    factors = {k: first[k] for k in ("dnn", "tcp", "queue", "buffer", "n_ps", "jitter",
+                                     "overlap")}
+    factors["bandwidth_gbps"] = round(float(first["bandwidth"]) * 8 / 1e9, 3)
+    return RegimeResult(first["regime"], first["split"], first["mode"],
+                        any(int(r["queue_drops"]) > 0 for r in test_rows), factors,
+                        chosen.name, chosen.why, *_errors(pred, meas),
+                        float(np.mean(d <= widths)), float(np.median(np.expm1(widths))),
+                        candidates)
+
+
+@dataclass(frozen=True)
+class CorpusReport:
+    """The protocol's results, train and test side by side.
+
+    Attributes
+    ----------
+    results : tuple of RegimeResult
+    notes : tuple of str
+        Regimes left out and why.
+    """
+
+    results: tuple
+    notes: tuple = ()
+
+    def summary(self) -> list[dict]:
+        """Per split and regime class: regimes, mean of the mean errors, largest max error,
+        regimes meeting the target, mean coverage, median half-width."""
+        out = []
+        for cls in ("sync, loss-free", "async, loss-free", "sync, lossy", "async, lossy"):
+            for split in ("train", "test"):
+                rs = [r for r in self.results if r.split == split and r.regime_class == cls]
+                if not rs:
+                    continue
+                out.append({"class": cls, "split": split, "regimes": len(rs),
+                            "mean_error": float(np.mean([r.mean_error for r in rs])),
+                            "max_error": float(max(r.max_error for r in rs)),
+                            "meeting_target": sum(r.meets_target for r in rs),
+                            "coverage": float(np.mean([r.coverage for r in rs])),
+                            "halfwidth": float(np.median([r.halfwidth for r in rs]))})
+        return out
+
+    def candidates_summary(self) -> list[dict]:
+        """Per split, mode and candidate: mean of its calibrated mean errors, largest max."""
+        out = []
+        for mode in ("sync", "async"):
+            names = list(dict.fromkeys(n for r in self.results if r.mode == mode
+                                       for n in r.candidates))
+            for name in names:
+                for split in ("train", "test"):
+                    errs = [r.candidates[name] for r in self.results
+                            if r.mode == mode and r.split == split and not r.lossy
+                            and name in r.candidates]
+                    if errs:
+                        out.append({"mode": mode, "candidate": name, "split": split,
+                                    "regimes": len(errs),
+                                    "mean_error": float(np.mean([e[0] for e in errs])),
+                                    "max_error": float(max(e[1] for e in errs))})
+        return out
+
+    def to_dict(self) -> dict:
+        """JSON-ready: every regime's result, the summaries and the notes."""
+        return {"results": [asdict(r) for r in self.results], "summary": self.summary(),
+                "candidates": self.candidates_summary(), "notes": list(self.notes)}
+
+    def markdown(self) -> str:
+        """The summary as a markdown table, train and test side by side."""
+        lines = ["| regime class | split | regimes | mean error | max error | meeting 5% / 10% "
+                 "| 90% coverage | median half-width |", "|---|---|---|---|---|---|---|---|"]
+        for s in self.summary():
+            lines.append(f"| {s['class']} | {s['split']} | {s['regimes']} | "
+                         f"{100 * s['mean_error']:.1f}% | {100 * s['max_error']:.0f}% | "
+                         f"{s['meeting_target']} of {s['regimes']} | "
+                         f"{100 * s['coverage']:.0f}% | {100 * s['halfwidth']:.0f}% |")
+        lines += ["", "| mode | candidate (loss-free regimes) | split | regimes | mean error | "
+                  "max error |", "|---|---|---|---|---|---|"]
+        for c in self.candidates_summary():
+            lines.append(f"| {c['mode']} | {c['candidate']} | {c['split']} | {c['regimes']} | "
+                         f"{100 * c['mean_error']:.1f}% | {100 * c['max_error']:.0f}% |")
+        lines += [f"\nnote: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def text(self) -> str:
+        """The summary as plain text."""
+        lines = [f"{'regime class':<18}{'split':<7}{'regimes':>8}{'mean':>8}{'max':>7}"
+                 f"{'target':>9}{'coverage':>10}{'width':>7}"]
+        for s in self.summary():
+            lines.append(f"{s['class']:<18}{s['split']:<7}{s['regimes']:>8}"
+                         f"{100 * s['mean_error']:>7.1f}%{100 * s['max_error']:>6.0f}%"
+                         f"{s['meeting_target']:>5}/{s['regimes']:<3}"
+                         f"{100 * s['coverage']:>9.0f}%{100 * s['halfwidth']:>6.0f}%")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "test"),
+                    regimes: Sequence[str] | None = None,
+                    train_workers: Sequence[int] = TRAIN_WORKERS,
+                    simulate: bool = True, progress=None) -> CorpusReport:
+    """The held-out protocol on every regime of the corpus (module notes).
+
+    Parameters
+    ----------
+    path : str or path, optional
+        The corpus CSV (default: the committed one).
+    rows : sequence of dict, optional
+        Already read rows (strings, as :func:`perfmodel.placement.ns3_corpus.read_rows`).
+    splits : sequence of str
+        Which splits to evaluate.
+    regimes : sequence of str, optional
+        Only these regimes.
+    train_workers : sequence of int
+        The measured worker counts given to the selection.
+    simulate : bool
+        The simulator among the candidates.
+    progress : callable, optional
+        Called with (done, total) after each regime.
+
+    Returns
+    -------
+    CorpusReport
+    """
+    rows = read_rows(CORPUS_PATH if path is None else path) if rows is None else list(rows)
+    by_regime: dict[str, list] = {}
+    for r in rows:
+        if r["split"] in splits and (regimes is None or r["regime"] in regimes):
+            by_regime.setdefault(r["regime"], []).append(r)
+    results, notes = [], []
+    for i, (name, group) in enumerate(by_regime.items(), 1):
+        workers = {int(r["workers"]) for r in group}
+        if not set(train_workers) <= workers or len(workers) <= len(train_workers):
+            notes.append(f"{name}: runs at {sorted(workers)} cannot train on "
+                         f"{list(train_workers)} and test on the rest")
+            continue
+        try:
+            results.append(evaluate_regime(group, train_workers=train_workers,
+                                           simulate=simulate))
+        except (PerfModelError, Infeasible) as err:
+            notes.append(f"{name}: {err}")
+        if progress is not None:
+            progress(i, len(by_regime))
+    return CorpusReport(tuple(results), tuple(notes))

@@ -1,0 +1,78 @@
+"""The held-out protocol on the ns-3 corpus: the user's path, train and test apart."""
+
+import csv
+import json
+
+import pytest
+
+from perfmodel.cli import main
+from perfmodel.fit.corpus import TRAIN_WORKERS, CorpusReport, _measurements, evaluate_corpus, evaluate_regime
+from perfmodel.placement.ns3_corpus import CORPUS_COLUMNS, CORPUS_PATH, read_rows
+
+ROWS = read_rows(CORPUS_PATH)
+BY_REGIME: dict = {}
+for _row in ROWS:
+    BY_REGIME.setdefault(_row["regime"], []).append(_row)
+
+
+def _first(split: str, mode: str) -> list:
+    return next(rs for rs in BY_REGIME.values() if rs[0]["split"] == split
+                and rs[0]["mode"] == mode and len(rs) == 8)
+
+
+def test_measurements_carry_the_runs():
+    rows = _first("train", "sync")
+    ms = _measurements(rows)
+    for m, r in zip(ms, rows):
+        assert (m.workers, m.n_ps, m.throughput) == (int(r["workers"]), int(r["n_ps"]),
+                                                     float(r["throughput"]))
+        assert m.mode == "sync" and m.step_time_median == float(r["step_time_median"])
+
+
+@pytest.mark.parametrize("split, mode", [("train", "sync"), ("train", "async"),
+                                         ("test", "sync")])
+def test_a_regime_is_judged_on_the_runs_it_did_not_see(split, mode):
+    rows = _first(split, mode)
+    result = evaluate_regime(rows, simulate=False)
+    assert result.split == split and result.mode == mode
+    assert result.chosen in result.candidates
+    # the chosen model's errors are its own calibrated errors on the held-out runs
+    assert (result.mean_error, result.max_error) == pytest.approx(result.candidates[result.chosen])
+    assert 0 <= result.coverage <= 1 and result.halfwidth > 0
+    assert result.mean_error <= result.max_error
+
+
+def test_splits_are_kept_apart_and_summarized_side_by_side():
+    train = [r for r in ROWS if r["regime"] == _first("train", "sync")[0]["regime"]]
+    test = [r for r in ROWS if r["regime"] == _first("test", "sync")[0]["regime"]]
+    report = evaluate_corpus(rows=train + test, splits=("train",), simulate=False)
+    assert {r.split for r in report.results} == {"train"}
+    both = evaluate_corpus(rows=train + test, simulate=False)
+    assert sorted(r.split for r in both.results) == ["test", "train"]
+    summary = both.summary()
+    assert sum(s["regimes"] for s in summary) == 2
+    assert "| train |" in both.markdown() and "| test |" in both.markdown()
+
+
+def test_a_regime_without_enough_runs_is_a_note():
+    rows = [r for r in _first("train", "sync") if int(r["workers"]) in TRAIN_WORKERS]
+    report = evaluate_corpus(rows=rows, simulate=False)
+    assert report.results == () and "cannot train" in report.notes[0]
+    assert isinstance(report, CorpusReport)
+
+
+def test_cli_reports_the_protocol(tmp_path, capsys):
+    path = tmp_path / "corpus.csv"
+    rows = _first("train", "sync") + _first("test", "async")
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CORPUS_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    assert main(["validate", "matrix", "--only", "corpus", "--corpus", str(path),
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {r["split"] for r in data["results"]} == {"train", "test"}
+    assert main(["validate", "matrix", "--only", "corpus", "--corpus", str(path),
+                 "--split", "test"]) == 0
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(("sync", "async"))]
+    assert rows and all(ln[18:25].strip() == "test" for ln in rows)
