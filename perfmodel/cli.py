@@ -130,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "model of the runs' mode on them, answer with the one chosen by "
                         "leave-one-out error and regime, with 90%% intervals (--model is then "
                         "not used)")
+    p.add_argument("--trace", metavar="FILE|zoo:NAME",
+                   help="with --measurements: the job's per-layer trace (trace file, or a "
+                        "zoo PipeDream profile such as zoo:resnet50); the simulator runs it "
+                        "layer by layer (with --simulate) instead of equal blocks")
     p.add_argument("--lossy", action="store_true",
                    help="with --measurements: the link drops packets, so every model first fits "
                         "the chance that a message stalls for one retransmission timeout (the "
@@ -228,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--profile", default=DEFAULTS["profile"], help="fit: coarse profile FILE or zoo:NAME")
     c.add_argument("--cluster", help=f"fit: cluster FILE or zoo:NAME (default {DEFAULTS['cluster']})")
     c.add_argument("--measurements", help="fit: CSV of workers,n_ps,bandwidth,throughput")
+    c.add_argument("--trace", metavar="FILE|zoo:NAME",
+                   help="fit: the job's per-layer trace (trace file or zoo:NAME); --model sim "
+                        "then runs it layer by layer")
     c.add_argument("--grid", action="append",
                    help="fit: KEY=START:STOP:STEP or KEY=A,B,C (repeatable), e.g. "
                         "rho_threshold=0.1:1.0:0.1")

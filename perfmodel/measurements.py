@@ -82,7 +82,7 @@ import numpy as np
 
 from . import units
 from .errors import SpecError
-from .specs import Cluster, Config, Profile
+from .specs import Cluster, Config
 
 __all__ = ["MEASUREMENT_COLUMNS", "Measurement", "parse_measurements", "measured_profile",
            "measured_cluster", "measured_cluster_unchecked"]
@@ -339,17 +339,16 @@ def parse_measurements(text: str, source: str = "") -> tuple[Measurement, ...]:
 # From a measurement to the specs a model is asked about
 # --------------------------------------------------------------------------
 
-def measured_profile(profile: Profile, m: Measurement) -> Profile:
-    """The profile at the measurement's batch size.
+def measured_profile(profile, m: Measurement):
+    """The workload (a profile, or any workload with ``batch_size`` and ``at_batch``, such
+    as a trace) at the measurement's batch size.
 
     Compute time is taken as linear in the batch: ``t_forward`` and
     ``t_backward`` scale with it; ``t_update`` and ``model_bytes`` do not.
     """
     if m.batch_size is None or m.batch_size == profile.batch_size:
         return profile
-    scale = m.batch_size / profile.batch_size
-    return profile.replace(batch_size=m.batch_size, t_forward=profile.t_forward * scale,
-                           t_backward=profile.t_backward * scale)
+    return profile.at_batch(m.batch_size)
 
 
 def measured_cluster(cluster: Cluster, m: Measurement) -> Cluster:

@@ -410,6 +410,13 @@ class Profile(Spec):
         """T_C = T_F + T_B (Li et al. 2022, Table 3)."""
         return self.t_forward + self.t_backward
 
+    def at_batch(self, batch_size: int) -> Profile:
+        """The profile at another batch size: compute time linear in the batch, the model
+        bytes and the update unchanged."""
+        scale = batch_size / self.batch_size
+        return self.replace(batch_size=batch_size, t_forward=self.t_forward * scale,
+                            t_backward=self.t_backward * scale)
+
 
 @dataclass(frozen=True)
 class Cluster(Spec):

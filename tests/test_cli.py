@@ -366,3 +366,17 @@ def test_interrupt_exits_130_without_traceback(capsys, monkeypatch):
 def test_validate_matrix_allows_at_most_two_calibration_runs(capsys):
     code, out, err = run(capsys, "validate", "matrix", "--only", "ns3", "--train-workers", "1-3")
     assert code == 2 and err.count("\n") == 1 and "--train-workers" in err and not out
+
+
+def test_measurements_with_a_per_layer_trace(tmp_path, capsys):
+    runs = tmp_path / "m.csv"
+    runs.write_text("workers,n_ps,bandwidth,throughput\n1,1,10Gbps,204.8\n2,1,10Gbps,329.7\n")
+    code, out, err = run(capsys, "predict", "--measurements", str(runs), "--simulate",
+                         "--trace", "zoo:resnet50", "--workers", "1,4", "--format", "json")
+    assert code == 0, err
+    assert [r["workers"] for r in json.loads(out)] == [1, 4]
+    code, out, err = run(capsys, "calibrate", "fit", "--measurements", str(runs), "--model",
+                         "sim", "--trace", "zoo:resnet50", "--params", "link_efficiency",
+                         "--cv", "none", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["model"] == "sim"

@@ -64,3 +64,46 @@ def test_bad_arguments():
                                     2), 2)
     with pytest.raises(SpecError, match="server_split"):
         TraceSim(server_split="round-robin")
+
+
+# --------------------------------------------------------------------------
+# The user's per-layer trace in the selection
+# --------------------------------------------------------------------------
+
+def test_trace_at_batch_and_coarse_profile():
+    trace = zoo.pipedream_trace("resnet50", t_update=0.02)
+    coarse = trace.coarse_profile()
+    profile = zoo.profile("resnet50-pipedream")
+    assert coarse.model_bytes == profile.model_bytes and coarse.batch_size == profile.batch_size
+    assert coarse.t_forward == pytest.approx(profile.t_forward, rel=1e-12)
+    assert coarse.t_backward == pytest.approx(profile.t_backward, rel=1e-12)
+    assert coarse.t_update == pytest.approx(0.02, rel=1e-12)
+    half = trace.at_batch(64)
+    assert half.seconds("worker") == pytest.approx(trace.seconds("worker") / 2, rel=1e-12)
+    assert half.bytes("uplink") == trace.bytes("uplink") and half.batch_size == 64
+
+
+def test_profiled_trace_runs_the_trace_at_the_workload_batch_on_every_server():
+    from perfmodel.sim.model import ProfiledTrace
+    trace = zoo.pipedream_trace("resnet50", t_update=0.02)
+    model = ProfiledTrace(TraceSim(sharing="ps", steps=10, warmup=1), trace)
+    direct = TraceSim(sharing="ps", steps=10, warmup=1)
+    config = Config(n_replicas=4, n_ps=2)
+    small = trace.coarse_profile().at_batch(32)
+    assert model.estimate(small, CLUSTER, config).step_time == pytest.approx(
+        direct.estimate(shard_servers(trace.at_batch(32), 2), CLUSTER, config).step_time,
+        rel=1e-12)
+    with pytest.raises(SpecError, match="trace"):
+        ProfiledTrace(direct, "resnet50")
+
+
+def test_selection_on_a_trace_runs_the_simulator_on_it():
+    from perfmodel.fit.selection import select_model
+    from perfmodel.measurements import Measurement
+    from perfmodel.sim.model import ProfiledTrace
+    trace = zoo.pipedream_trace("resnet50", t_update=0.02)
+    runs = [Measurement(1, 1, "10Gbps", 204.8), Measurement(2, 1, "10Gbps", 329.7)]
+    sel = select_model(trace, CLUSTER, runs, simulate=True)
+    sims = [c for c in sel.calibrated if c is not None and c.family == "simulation"]
+    assert sims and all(isinstance(c.model, ProfiledTrace) for c in sims)
+    assert all(c.model.trace is trace for c in sims)

@@ -9,6 +9,7 @@ from ..fit.grid import fit_tunables, parse_grid
 from ..fit.network import CALIBRATION_PARAMS, calibrate_network
 from ..specs import Cluster
 from .common import DEFAULTS, CliError, json_text, parse_int_range, resolve_spec
+from .measured import workload_of
 
 __all__ = ["run"]
 
@@ -33,7 +34,8 @@ def _calibrate_fit(args) -> str:
         return json_text(fit.to_dict()) if args.format == "json" else fit.text() + "\n"
     params = ([p.strip() for p in args.params.split(",")] if args.params
               else list(grid) or list(CALIBRATION_PARAMS))
-    cal = _calibration(profile, cluster, measurements, args, params, grid, cv)
+    cal = _calibration(workload_of(args, profile), cluster, measurements, args, params, grid,
+                       cv)
     if args.save:
         try:
             cal.save(args.save)

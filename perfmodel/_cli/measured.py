@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from .. import io
+from .. import io, zoo
 from ..fit.selection import select_model
+from ..sim.trace import Trace
 
-__all__ = ["selected_model"]
+__all__ = ["selected_model", "workload_of"]
+
+
+def workload_of(args, profile):
+    """The profile, or the ``--trace`` the job was profiled into (at the profile's update)."""
+    source = getattr(args, "trace", None)
+    if not source:
+        return profile
+    if source.startswith("zoo:"):
+        return zoo.pipedream_trace(source[4:], t_update=profile.t_update)
+    return Trace.load(source)
 
 
 def selected_model(args, profile, cluster):
     """The model chosen and calibrated on --measurements (perfmodel.fit.selection)."""
-    selection = select_model(profile, cluster, io.load_measurements(args.measurements),
+    selection = select_model(workload_of(args, profile), cluster,
+                             io.load_measurements(args.measurements),
                              overlap=bool(args.overlap), lossy=bool(getattr(args, "lossy", False)),
                              simulate=bool(getattr(args, "simulate", False)),
                              link_sharing=getattr(args, "link", None),

@@ -54,6 +54,7 @@ from ..measurements import (
     measured_profile,
 )
 from ..registry import make
+from ..sim.trace import Trace
 from ..specs import Cluster, Profile
 
 __all__ = ["FIT_OBJECTIVES", "RHO_GRID", "MEASURED_FIELDS", "grid_range", "parse_grid",
@@ -208,8 +209,9 @@ def predict_one(model, profile: Profile, cluster: Cluster, m: Measurement,
 
 
 def checked_measurements(profile, cluster, measurements) -> tuple[Measurement, ...]:
-    if not isinstance(profile, Profile):
-        raise SpecError("profile", f"expected a Profile, got {type(profile).__name__}")
+    """The measurements as a tuple, after checking the workload, the cluster and each one."""
+    if not isinstance(profile, (Profile, Trace)):
+        raise SpecError("profile", f"expected a Profile or a Trace, got {type(profile).__name__}")
     if not isinstance(cluster, Cluster):
         raise SpecError("cluster", f"expected a Cluster, got {type(cluster).__name__}")
     ms = tuple(measurements)

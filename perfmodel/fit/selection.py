@@ -133,7 +133,8 @@ from ..errors import Infeasible, PerfModelError, SpecError
 from ..operational import fit_utilization_ceiling
 from ..registry import FAMILIES, ModelEntry, Variant
 from ..result import Estimate
-from ..sim.model import BlockTrace
+from ..sim.model import BlockTrace, ProfiledTrace
+from ..sim.trace import Trace
 from ..specs import Cluster, Config, Profile
 from .grid import fit_tunables, predict_measurements
 from .timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_timeout_band
@@ -239,19 +240,24 @@ def candidate_grid(variant: Variant, family: str, lossy: bool | None) -> dict:
 
 def variant_candidate(model_entry: ModelEntry, variant: Variant, mode: str, *,
                       overlap: bool = False, lossy: bool | None = False,
-                      simulation: Mapping | None = None, blocks: int = 4) -> ModelCandidate:
+                      simulation: Mapping | None = None, blocks: int = 4,
+                      trace: Trace | None = None) -> ModelCandidate:
     """The candidate of one registry variant for a job in ``mode``.
 
     The variant's options build the model; a model with an ``overlap`` option
     gets ``overlap`` unless the variant fixes it.  A simulation model gets the
-    ``simulation`` options (its horizon and replications) and, with overlap,
-    runs the profile split into ``blocks`` layer blocks (:class:`BlockTrace`).
+    ``simulation`` options (its horizon and replications) and runs the user's
+    per-layer ``trace`` when there is one (:class:`ProfiledTrace`), else, with
+    overlap, the profile split into ``blocks`` layer blocks (:class:`BlockTrace`).
     """
     cls = registry.model_class(model_entry.name)
     options = dict(variant.options)
     if model_entry.family == "simulation":
         model = cls(**options, **dict(simulation or {}))
-        model = BlockTrace(model, blocks) if overlap else model
+        if trace is not None:
+            model = ProfiledTrace(model, trace)
+        elif overlap:
+            model = BlockTrace(model, blocks)
     else:
         if "overlap" in {f.name for f in dataclasses.fields(cls)}:
             options.setdefault("overlap", overlap)
@@ -287,8 +293,8 @@ def _simulation_options(sim_steps: int, sim_warmup: int, replications: int | Non
 def default_candidates(mode: str = "sync", *, overlap: bool = False,
                        simulate: bool = False, blocks: int = 4, sim_steps: int = 40,
                        sim_warmup: int = 4, replications: int | None = None,
-                       server_cpu: str = "own", lossy: bool | None = False
-                       ) -> tuple[ModelCandidate, ...]:
+                       server_cpu: str = "own", lossy: bool | None = False,
+                       trace: Trace | None = None) -> tuple[ModelCandidate, ...]:
     """The candidates for a parameter-server job: the registry's ``"selection"`` variants.
 
     Parameters
@@ -300,8 +306,11 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     simulate : bool
         Include the trace-driven simulator (a simulation per estimate: the slowest).
     blocks : int
-        With ``overlap``, the simulator runs the profile split into this many
-        equal layer blocks (:class:`~perfmodel.sim.model.BlockTrace`).
+        With ``overlap`` and no ``trace``, the simulator runs the profile split
+        into this many equal layer blocks (:class:`~perfmodel.sim.model.BlockTrace`).
+    trace : Trace or None
+        The job's measured per-layer trace: the simulator runs it
+        (:class:`~perfmodel.sim.model.ProfiledTrace`) at each measurement's batch.
     sim_steps, sim_warmup : int
         The simulator's steps per worker (warm-up included) and warm-up: the
         horizon of the runs it stands for.  Async workers on a fairly shared
@@ -345,7 +354,7 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     _check_job(mode, lossy)
     sim = _simulation_options(sim_steps, sim_warmup, replications, server_cpu, lossy)
     return tuple(_registry_candidates("selection", mode, overlap, simulate, lossy=lossy,
-                                      simulation=sim, blocks=blocks))
+                                      simulation=sim, blocks=blocks, trace=trace))
 
 
 def matrix_candidates(mode: str = "sync", *, overlap: bool = False, blocks: int = 4,
@@ -811,8 +820,12 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
 
     Parameters
     ----------
-    profile : Profile
-        One worker's profile.
+    profile : Profile or Trace
+        One worker's profile, or its measured per-layer trace
+        (:class:`~perfmodel.sim.trace.Trace`: PyTorch profiler, PipeDream
+        ``graph.txt``, Chrome trace).  With a trace the closed forms and the
+        queueing model read its coarse profile (:meth:`Trace.coarse_profile`)
+        and the simulator runs the trace itself, layer by layer.
     cluster : Cluster
         The network before calibration (its ``compute_cv`` is read when
         ``compute_cv`` is None).
@@ -891,7 +904,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         compute_cv = getattr(cluster, "compute_cv", None)
     lockstep_cv = _v.nonnegative("lockstep_cv", lockstep_cv)
     timeout_band = _v.at_least_one("timeout_band", timeout_band)
-    cands = tuple(default_candidates(mode, overlap=overlap, lossy=lossy, simulate=simulate)
+    trace = None
+    if isinstance(profile, Trace):
+        trace, profile = profile, profile.coarse_profile()
+    cands = tuple(default_candidates(mode, overlap=overlap, lossy=lossy, simulate=simulate,
+                                     trace=trace)
                   if candidates is None else candidates)
     if not cands:
         raise SpecError("candidates", "needs at least one candidate")

@@ -21,6 +21,7 @@ from .. import _validate as _v
 from ..coarse import timeout_probability_from_delay, timeout_probability_from_spread
 from ..errors import SpecError
 from ..measurements import measured_profile
+from ..sim.trace import Trace
 from ..specs import Cluster, Profile
 
 __all__ = ["TIMEOUT_BAND", "timeouts_from_step_times", "timeout_why", "with_timeout_band",
@@ -71,6 +72,8 @@ def timeouts_from_step_times(profile: Profile, cluster: Cluster, measurements, *
     if not usable:
         return None
     m = min(usable, key=lambda m: (m.workers, m.line))
+    if isinstance(profile, Trace):     # its compute and batch are its coarse profile's
+        profile = profile.coarse_profile()
     prof = measured_profile(profile, m)
     mode = m.mode or mode or "sync"
     messages = m.n_ps * (m.workers if mode == "sync" else 1)

@@ -38,7 +38,7 @@ from .engine import (
 )
 from .trace import COMMUNICATION, Op, Step, Trace, from_layers
 
-__all__ = ["ARCHITECTURES", "PHASES", "SERVER_SPLITS", "TraceSim", "BlockTrace",
+__all__ = ["ARCHITECTURES", "PHASES", "SERVER_SPLITS", "TraceSim", "BlockTrace", "ProfiledTrace",
            "simulate_range", "split_servers", "shard_servers", "update_factor"]
 
 #: Exchange architectures of :class:`TraceSim`.
@@ -654,3 +654,51 @@ class BlockTrace:
             if config.n_ps > 1:
                 workload = shard_servers(workload, config.n_ps)
         return self.model.estimate(workload, cluster, config)
+
+
+@dataclass(frozen=True)
+class ProfiledTrace:
+    """A trace-driven model run on a measured per-layer trace, whatever profile it is given.
+
+    The user's own layer profile (PyTorch profiler, PipeDream ``graph.txt``,
+    Chrome trace) keeps what a coarse profile loses: each layer's bytes and
+    compute, hence how much communication the backward pass hides.  Asked
+    about a :class:`Profile` (a measured configuration's, say), the model runs
+    the trace at that profile's batch size (:meth:`Trace.at_batch`); with
+    several servers every tensor is split evenly over them
+    (:func:`shard_servers`).
+
+    Parameters
+    ----------
+    model : object
+        A trace-driven model (:class:`TraceSim`).
+    trace : Trace
+        One server's trace.
+    """
+
+    model: Any
+    trace: Any
+    uses_parameter_servers: ClassVar[bool] = True
+
+    def __post_init__(self):
+        if not isinstance(self.trace, Trace):
+            raise SpecError("trace", f"expected a Trace, got {type(self.trace).__name__}")
+        if self.trace.n_servers != 1:
+            raise SpecError("trace", f"needs a one-server trace, got {self.trace.n_servers}")
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The wrapped model's modes."""
+        return tuple(getattr(self.model, "modes", ("sync", "async")))
+
+    def trace_for(self, workload, config: Config) -> Trace:
+        """The trace at the workload's batch size, on the configuration's servers."""
+        trace = self.trace
+        batch = getattr(workload, "batch_size", trace.batch_size)
+        if batch != trace.batch_size:
+            trace = trace.at_batch(batch)
+        return shard_servers(trace, config.n_ps) if config.n_ps > 1 else trace
+
+    def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
+        """The model's estimate on :meth:`trace_for`."""
+        return self.model.estimate(self.trace_for(workload, config), cluster, config)

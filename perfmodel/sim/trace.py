@@ -72,6 +72,7 @@ import numpy as np
 from .. import io, units
 from ..errors import SpecError
 from ..pipedream import PipeDreamGraph, layer_table
+from ..specs import Profile
 
 __all__ = ["RESOURCES", "COMMUNICATION", "COMPUTATION", "Op", "Step", "Trace",
            "from_layers", "from_pipedream"]
@@ -400,6 +401,31 @@ class Trace:
     def model_bytes(self) -> float:
         """Mean bytes pulled per step (the model size M of a plain trace)."""
         return self.bytes("downlink")
+
+    def at_batch(self, batch_size: int) -> Trace:
+        """The trace at another batch size: every computation on the worker scaled with the
+        batch, transfers and server updates unchanged (as
+        :meth:`perfmodel.specs.Profile.at_batch`)."""
+        scale = batch_size / self.batch_size
+        steps = tuple(Step(tuple(dataclasses.replace(op, seconds=op.seconds * scale)
+                                 if op.res == "worker" else op for op in step.ops))
+                      for step in self.steps)
+        return self.replace(steps=steps, batch_size=int(batch_size))
+
+    def coarse_profile(self) -> Profile:
+        """The coarse profile of the trace's mean step: M, T_F, T_B, T_S and the batch.
+
+        T_F is the worker time of ops named ``... forward`` (the names
+        :func:`from_layers` and the importers give), T_B the rest of the
+        worker time.
+        """
+        forward = float(np.mean([sum(op.seconds for op in s.ops if op.res == "worker"
+                                     and op.name.endswith("forward")) for s in self.steps]))
+        total = self.seconds("worker")
+        return Profile(model_bytes=max(self.model_bytes, self.bytes("uplink")),
+                       t_forward=forward, t_backward=total - forward,
+                       t_update=self.seconds("ps"), batch_size=self.batch_size,
+                       name=self.name, source=f"coarse profile of trace {self.name!r}")
 
     # ------------------------------------------------------------------ (de)serialization
 
