@@ -374,3 +374,69 @@ def test_cli_predict_simulate_and_link(capsys, tmp_path):
     with pytest.raises(SystemExit) as err:
         main(["predict", "--measurements", str(path), "--link", "lossy"])
     assert err.value.code == 2
+
+
+# --------------------------------------------------------------------------
+# Priors, evidence and the models the runs cannot tell apart
+# --------------------------------------------------------------------------
+
+def _runs(truth, profile, cluster, workers, efficiency=0.9):
+    net = cluster.replace(link_efficiency=efficiency)
+    return [Measurement(k, 1, cluster.nic_bandwidth,
+                        truth.estimate(profile, net, Config(n_replicas=k, n_ps=1)).throughput)
+            for k in workers]
+
+
+@pytest.fixture
+def job():
+    return (zoo.profile("resnet50-pipedream").replace(t_update=0.02),
+            zoo.cluster("aws-p3.2xlarge").replace(machines=16))
+
+
+def test_unknown_link_is_taken_as_fair_and_fifo_models_must_earn_their_place(job):
+    profile, cluster = job
+    sel = select_model(profile, cluster, _runs(SyncCoarse("ps"), profile, cluster, (1, 2)))
+    assert sel.chosen.name == "sync-ps" and "fair sharing assumed" in sel.chosen.why
+    prior = {s.name: s.prior for s in sel.scores}
+    assert prior == {"sync-ps": True, "sync-fcfs": False, "sync-hybrid": False}
+    # runs a FIFO model fits clearly better than any fair one: it is chosen, and says so
+    fifo = select_model(profile, cluster, _runs(SyncCoarse("fcfs"), profile, cluster, (1, 2)))
+    assert fifo.chosen.name == "sync-fcfs" and "favour FIFO-like" in fifo.chosen.why
+    # a known link needs no prior
+    known = select_model(profile, cluster, _runs(SyncCoarse("fcfs"), profile, cluster, (1, 2)),
+                         link_sharing="fifo")
+    assert all(s.prior for s in known.scores) and "assumed" not in known.chosen.why
+
+
+def test_choose_keeps_the_prior_unless_beaten_by_the_evidence():
+    scores = [Score("fair", "closed form", True, "", 0.050),
+              Score("fifo", "closed form", True, "", 0.035, prior=False)]
+    assert choose(scores)[0] == 0                       # 1.5 points better: not enough
+    assert choose(scores, evidence=0.01)[0] == 1        # 1 point asked: enough
+    from perfmodel.fit.selection import plausible
+    assert plausible(scores, 0) == []                   # the fifo model is out of the pool
+    assert plausible(scores, 1, evidence=0.02) == [0]   # once it is in, fair is within 2
+
+
+def test_models_the_runs_cannot_tell_apart_widen_the_interval_and_suggest_a_run(job):
+    profile, cluster = job
+    runs = _runs(SyncCoarse("fcfs"), profile, cluster, (1, 2, 4))
+    sel = select_model(profile, cluster, runs)
+    assert [a.name for a in sel.chosen.alternatives] == ["sync-hybrid"]
+    est = sel.chosen.estimate(profile, cluster, Config(n_replicas=12, n_ps=1))
+    low, high = est.throughput_interval
+    assert all(low <= x <= high for x in est.meta["model_spread"].values())
+    assert sel.to_dict()["alternatives"] == ["sync-hybrid"]
+
+
+def test_a_run_is_suggested_where_the_plausible_models_part(job):
+    from perfmodel.fit.selection import Calibrated, suggest_run
+    profile, cluster = job
+    runs = _runs(SyncCoarse("ps"), profile, cluster, (1, 2))
+    ps = Calibrated("sync-ps", "closed form", SyncCoarse("ps"))
+    fcfs = Calibrated("sync-fcfs", "closed form", SyncCoarse("fcfs"))
+    k, gap, names = suggest_run(ps, [fcfs], profile, cluster, runs)
+    assert names == ("sync-ps", "sync-fcfs") and k > 2 and gap > 0.02
+    # they part more with more workers: the largest count of the grid the cluster allows
+    assert k == 12
+    assert suggest_run(ps, [ps], profile, cluster, runs) is None

@@ -11,13 +11,33 @@ measured configurations of one job on one network, this module
   ``update_growth``; model options such as ``rho_threshold``), with
   leave-one-out (LOO) residuals;
 * chooses among them (:func:`choose`): the candidates valid in the job's
-  regime, lowest LOO error, and within ``tolerance`` of that error one that
-  replays the link exactly (the simulator on a fair link) or else the
-  simplest family (closed form, then queueing, then simulation);
+  regime; among them those that agree with the prior (below) unless another
+  beats them by :data:`EVIDENCE`; the lowest LOO error, and within
+  ``tolerance`` of that error one that replays the link exactly (the
+  simulator on a fair link) or else the simplest family (closed form, then
+  queueing, then simulation);
+* keeps the candidates the runs cannot rule out (:func:`plausible`: LOO error
+  within :data:`EVIDENCE` of the chosen one's) as the choice's
+  ``alternatives``: their predictions widen its interval (model uncertainty),
+  and :func:`suggest_run` names the worker count where they part most, where
+  one more run would settle which one answers;
 * wraps the choice in :class:`Calibrated`, a model whose ``estimate`` returns
   an :class:`~perfmodel.result.Estimate` with ``meta["model"]`` (the
   candidate's name), ``meta["why"]`` (the reason it was chosen) and a
   ``throughput_interval`` from the LOO residuals.
+
+Prior
+-----
+Two or three runs hardly tell the models apart: on two points a FIFO model's
+leave-one-out error is often within a point of a fair one's, while their
+predictions at 12 workers differ by half.  So what is known of networks
+before any run decides ties: TCP flows share a bottleneck about fairly (on a
+FIFO queue too, while nothing drops), so when the link's sharing is not given
+(``link_sharing=None``) the candidates that model fair sharing
+(:data:`PRIOR_LINK`) are preferred, and a FIFO-only model (``sync-fcfs``,
+``sync-hybrid``, ``sim-fcfs``) is chosen only when its LOO error beats theirs
+by more than :data:`EVIDENCE` (two points: about the run-to-run spread of a
+measured throughput), which the ``why`` says.
 
 Regime validity (named options of :func:`select_model`)
 -------------------------------------------------------
@@ -100,7 +120,9 @@ time's slope grows about linearly in K.  ``"none"`` keeps the LOO width
 (right when the model is correct and only the noise is left).
 
 When the candidate's own estimate carries an interval (GST percentiles, a
-simulator's replications) the two are joined (the wider on each side).
+simulator's replications) the two are joined (the wider on each side), and
+so are the intervals of the ``alternatives`` (the models the runs cannot rule
+out), whose throughputs ``meta["model_spread"]`` lists.
 
 References
 ----------
@@ -130,6 +152,7 @@ from scipy.stats import t as student_t
 from .. import _validate as _v
 from .. import registry
 from ..errors import Infeasible, PerfModelError, SpecError
+from ..measurements import measured_cluster, measured_profile
 from ..operational import fit_utilization_ceiling
 from ..registry import FAMILIES, ModelEntry, Variant
 from ..result import Estimate
@@ -139,7 +162,8 @@ from ..specs import Cluster, Config, Profile
 from .grid import fit_tunables, predict_measurements
 from .timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_timeout_band
 
-__all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS",
+__all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "plausible",
+           "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS",
            "ModelCandidate", "candidate_grid", "variant_candidate", "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth", "Calibrated",
            "Score", "Selection", "choose", "validity", "calibrate_candidate", "select_model"]
@@ -150,6 +174,15 @@ LOCKSTEP_CV = 0.05
 #: The simulator candidates' replications on a (possibly) lossy link (see
 #: :func:`default_candidates`).
 LOSSY_REPLICATIONS = 4
+
+#: What an unknown link is taken to do before the runs are read: TCP flows share a
+#: bottleneck about fairly (on a FIFO queue too, when nothing drops).
+PRIOR_LINK = "fair"
+
+#: Mean relative LOO error a candidate that the prior does not favour must gain to be
+#: chosen, and within which candidates count as indistinguishable: two points, about
+#: the run-to-run spread of a measured throughput.
+EVIDENCE = 0.02
 
 #: Candidate values of each tunable, preferred first (ties in a fit go to the first):
 #: the link efficiency (goodput / line rate) from 1.0, so ties keep the nominal rate;
@@ -532,6 +565,10 @@ class Calibrated:
         The CPU ceiling of the calibration runs (:func:`cpu_ceiling`); a sync
         estimate above it is slowed to it (``bottleneck = "cpu ceiling"``,
         a ``cpu_ceiling`` phase holds the added seconds).
+    alternatives : tuple of Calibrated
+        The other candidates the runs cannot rule out (:func:`plausible`):
+        the interval spans their predictions too (model uncertainty), and
+        ``meta["model_spread"]`` gives each one's throughput.
     """
 
     name: str
@@ -546,6 +583,7 @@ class Calibrated:
     calibration_workers: int | None = None
     extrapolation: str = "linear"
     ceiling: Any = None
+    alternatives: tuple = ()
 
     def __post_init__(self):
         _v.unit_interval("level", self.level)
@@ -590,6 +628,12 @@ class Calibrated:
             source += " joined with " + str(est.meta.get("interval_source", "the model's own"))
         meta = dict(est.meta, model=self.name, inner_model=est.meta.get("model", ""),
                     family=self.family, why=self.why, calibration=dict(self.overrides))
+        if self.alternatives:   # what the runs cannot rule out widens the interval
+            others = {a.name: a.estimate(workload, cluster, config) for a in self.alternatives}
+            meta["model_spread"] = {name: e.throughput for name, e in others.items()}
+            low = min([low] + [e.throughput_interval[0] for e in others.values()])
+            high = max([high] + [e.throughput_interval[1] for e in others.values()])
+            source += " and the models the runs cannot tell apart (" + ", ".join(others) + ")"
         est = dataclasses.replace(est, meta=meta, throughput_interval=None)
         return est.with_interval(low, high, level=self.level, source=source)
 
@@ -676,6 +720,10 @@ class Score:
     exact : bool
         It replays the job's link exactly (``ModelCandidate.exact_links``):
         preferred over simpler candidates within the tolerance.
+    prior : bool
+        It agrees with what is assumed of the network before the runs are read
+        (an unknown link shares fairly, as TCP does); a candidate that does
+        not is chosen only when the runs favour it by :data:`EVIDENCE`.
     """
 
     name: str
@@ -686,21 +734,38 @@ class Score:
     error: str = ""
     n_tunables: int = 0
     exact: bool = False
+    prior: bool = True
 
 
-def choose(scores: Sequence[Score], *, tolerance: float = 0.01) -> tuple[int, str]:
-    """Index of the chosen score and the reason, by regime, LOO error and simplicity.
+def _pools(scores: Sequence[Score], evidence: float) -> tuple[list, bool, list]:
+    """(candidates to choose from, whether the prior kept some out, those that beat it)."""
+    fitted = [i for i, s in enumerate(scores) if not s.error and math.isfinite(s.loo_error)]
+    if not fitted:
+        raise PerfModelError("no candidate model could be calibrated on the measurements: " +
+                             "; ".join(f"{s.name}: {s.error}" for s in scores))
+    pool = [i for i in fitted if scores[i].valid] or fitted
+    prior = [i for i in pool if scores[i].prior] or pool
+    best_prior = min(scores[i].loo_error for i in prior)
+    beat = [i for i in pool if i not in prior and scores[i].loo_error < best_prior - evidence]
+    return (pool if beat else prior), len(prior) < len(pool), beat
+
+
+def choose(scores: Sequence[Score], *, tolerance: float = 0.01,
+           evidence: float = EVIDENCE) -> tuple[int, str]:
+    """Index of the chosen score and the reason, by regime, prior, LOO error and simplicity.
 
     Valid candidates that could be calibrated come first (all calibrated ones
-    when none is valid); among them the lowest LOO error; among those within
-    ``tolerance`` (absolute, in relative error) of it, one that replays the
-    link exactly (``Score.exact``: the simulator on a fair link) if any,
-    else the simplest: family in :data:`FAMILIES` order, then fewer
-    tunables, then the lowest error.  Fidelity before simplicity where a
-    candidate is exact: two calibration points cannot tell an approximation
-    from the mechanism it approximates (both fit 1 and 2 workers), but they
-    part at 12 (on the ns-3 matrix's fair regimes this choice was better in
-    nearly every regime where it changed the pick).
+    when none is valid).  Among them, those that agree with the prior
+    (``Score.prior``: an unknown link shares fairly) unless another beats the
+    best of them by more than ``evidence`` (absolute, in relative error): two
+    or three runs hardly tell the models apart, so a model that assumes more
+    must earn it.  Then the lowest LOO error; among those within
+    ``tolerance`` of it, one that replays the link exactly (``Score.exact``:
+    the simulator on a fair link) if any, else the simplest: family in
+    :data:`FAMILIES` order, then fewer tunables, then the lowest error.
+    Fidelity before simplicity where a candidate is exact: two calibration
+    points cannot tell an approximation from the mechanism it approximates
+    (both fit 1 and 2 workers), but they part at 12.
 
     Raises
     ------
@@ -708,11 +773,8 @@ def choose(scores: Sequence[Score], *, tolerance: float = 0.01) -> tuple[int, st
         No candidate could be calibrated.
     """
     tolerance = _v.nonnegative("tolerance", tolerance)
-    fitted = [i for i, s in enumerate(scores) if not s.error and math.isfinite(s.loo_error)]
-    if not fitted:
-        raise PerfModelError("no candidate model could be calibrated on the measurements: " +
-                             "; ".join(f"{s.name}: {s.error}" for s in scores))
-    pool = [i for i in fitted if scores[i].valid] or fitted
+    evidence = _v.nonnegative("evidence", evidence)
+    pool, prior_used, beat = _pools(scores, evidence)
     best = min(scores[i].loo_error for i in pool)
     near = [i for i in pool if scores[i].loo_error <= best + tolerance]
     exact = [i for i in near if scores[i].exact]
@@ -730,7 +792,21 @@ def choose(scores: Sequence[Score], *, tolerance: float = 0.01) -> tuple[int, st
     elif len(pool) > 1:
         why += ", the lowest of the candidates in this regime"
     why += f"; {s.reason}" if s.valid else f"; no candidate is valid here ({s.reason})"
+    if prior_used and not beat:
+        why += (f"; the link's sharing is unknown: fair sharing assumed (TCP), no FIFO "
+                f"model beat that by {100 * evidence:.0f} points")
+    elif beat:
+        why += (f"; the runs favour FIFO-like sharing: {scores[beat[0]].name} beat the "
+                f"fair-sharing models by more than {100 * evidence:.0f} points")
     return pick, why
+
+
+def plausible(scores: Sequence[Score], pick: int, *, evidence: float = EVIDENCE) -> list[int]:
+    """The other candidates the runs cannot rule out: in the pool :func:`choose` chose from,
+    with a LOO error within ``evidence`` of the chosen one's."""
+    pool, _, _ = _pools(scores, evidence)
+    top = scores[pick].loo_error + evidence
+    return [i for i in pool if i != pick and scores[i].loo_error <= top]
 
 
 def validity(candidate: ModelCandidate, mode: str, compute_cv: float | None,
@@ -776,6 +852,10 @@ class Selection:
         The CPU ceiling of the runs (:func:`cpu_ceiling`) that caps the
         chosen model's sync estimates; None when the runs carry no CPU
         readings.
+    suggested_run : int or None
+        The worker count where the models the runs cannot tell apart
+        (``chosen.alternatives``) differ most (:func:`suggest_run`): a run
+        there would settle which one answers.  None when they agree.
     """
 
     chosen: Calibrated
@@ -783,6 +863,7 @@ class Selection:
     calibrated: tuple
     timeout_estimate: float | None = None
     ceiling: Any = None
+    suggested_run: int | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready summary."""
@@ -794,6 +875,8 @@ class Selection:
                 "timeout_estimate": self.timeout_estimate,
                 "cpu_ceiling": (None if self.ceiling is None else
                                 dataclasses.asdict(self.ceiling)),
+                "alternatives": [a.name for a in self.chosen.alternatives],
+                "suggested_run": self.suggested_run,
                 "candidates": [dict(dataclasses.asdict(s), loo_error=num(s.loo_error))
                                for s in self.scores]}
 
@@ -923,7 +1006,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
             cal = calibrate_candidate(cand, profile, cluster, ms, level=level)
             scores.append(Score(cand.name, cand.family, valid, reason, cal.loo_error,
                                 n_tunables=len(cand.grid),
-                                exact=link_sharing in cand.exact_links))
+                                exact=link_sharing in cand.exact_links,
+                                prior=link_sharing is not None or PRIOR_LINK in cand.links))
             fitted.append(cal)
         except (PerfModelError, Infeasible) as err:
             scores.append(Score(cand.name, cand.family, valid, reason, float("nan"), str(err),
@@ -940,7 +1024,61 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     elif cpu_runs(ms, mode):
         # the largest reading is the capacity only if some run saturated: not assumed here
         why += "; the runs' CPU readings are unused without cpu_capacity"
+    alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling)
+                         for i in plausible(scores, pick))
+    suggestion = (suggest_run(fitted[pick], alternatives, profile, cluster, ms)
+                  if alternatives else None)
+    if suggestion is not None:
+        k, gap, names = suggestion
+        why += (f"; the runs cannot tell {', '.join(names)} apart: they differ by "
+                f"{100 * gap:.0f}% at {k} workers, where one more run would settle it "
+                f"(the interval spans them)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
-                                 ceiling=ceiling)
+                                 ceiling=ceiling, alternatives=alternatives)
     return Selection(chosen, tuple(scores), tuple(fitted),
-                     None if spread is None else spread[0], ceiling)
+                     None if spread is None else spread[0], ceiling,
+                     None if suggestion is None else suggestion[0])
+
+
+def _throughput_at(cal: Calibrated, profile, cluster: Cluster, template, workers: int) -> float:
+    """A calibrated candidate's point prediction at ``workers`` (the template run's setup)."""
+    m = dataclasses.replace(template, workers=workers, line=0)
+    est = cal.model.estimate(measured_profile(profile, m),
+                             measured_cluster(cluster, m).replace(**dict(cal.overrides)),
+                             m.config())
+    return float(_under_ceiling(est, cal.ceiling, m.config()).throughput)
+
+
+def suggest_run(chosen: Calibrated, alternatives: Sequence[Calibrated], profile,
+                cluster: Cluster, measurements, *, max_workers: int = 64):
+    """The worker count where the models the runs cannot tell apart differ most.
+
+    Among worker counts beyond the runs (a doubling grid up to the cluster's
+    machines, at most ``max_workers``), the one where the largest and the
+    smallest predicted throughput of ``chosen`` and ``alternatives`` part the
+    most; a run there would tell them apart.
+
+    Returns
+    -------
+    (int, float, tuple of str) or None
+        The worker count, the relative gap ``max / min - 1`` there and the
+        models' names; None when they agree within :data:`EVIDENCE` everywhere.
+    """
+    ms = tuple(measurements)
+    template = max(ms, key=lambda m: m.workers)
+    top = max(template.workers + 1, min(max_workers, cluster.machines - template.n_ps))
+    grid = sorted({template.workers + 1, *(k for k in (3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+                                           if template.workers < k <= top)})
+    models = (chosen, *alternatives)
+    best = None
+    for k in grid:
+        try:
+            preds = [_throughput_at(c, profile, cluster, template, k) for c in models]
+        except (PerfModelError, Infeasible):
+            continue
+        gap = max(preds) / min(preds) - 1.0
+        if best is None or gap > best[1]:
+            best = (k, gap)
+    if best is None or best[1] < EVIDENCE:
+        return None
+    return best[0], best[1], tuple(c.name for c in models)

@@ -71,7 +71,8 @@ from ..pipedream import layer_table
 from . import ns3_job
 
 __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS_WORKERS",
-           "CORPUS_REGIMES", "CORPUS_SEED", "CORPUS_SCALE", "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
+           "CORPUS_REGIMES", "CORPUS_SEED", "CORPUS_SCALE", "CORPUS_SEGMENTS", "scale_for",
+           "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "design", "split_of", "pipedream_blocks", "regime_rows", "generate", "main"]
 
@@ -98,9 +99,11 @@ UPDATE_RATE = 5e9
 #: Worker counts of every regime.
 CORPUS_WORKERS = (1, 2, 3, 4, 6, 8, 12, 16)
 #: Regimes drawn, and the seed of the draw.
-CORPUS_REGIMES, CORPUS_SEED = 120, 2026
-#: Divisor of bytes and link rates (as the validation matrix).
-CORPUS_SCALE = 100.0
+CORPUS_REGIMES, CORPUS_SEED = 96, 2026
+#: Smallest divisor of bytes and link rates (as the validation matrix), and the fewest
+#: segments a whole-model transfer keeps: a larger model is scaled further, to that many
+#: (:func:`scale_for`), so every regime costs about the same to run.
+CORPUS_SCALE, CORPUS_SEGMENTS = 100.0, 1000
 #: Measured sync steps, async gradients per worker, warm-up, batches of throughput_std.
 CORPUS_STEPS, CORPUS_ASYNC_STEPS, CORPUS_WARMUP, CORPUS_BATCHES = 8, 16, 2, 4
 #: Blocks of a per-layer profile when computation and communication overlap.
@@ -109,7 +112,7 @@ CORPUS_BLOCKS = 8
 CORPUS_COLUMNS = ("regime", "split", "dnn", "tcp", "queue", "buffer", "bandwidth", "n_ps",
                   "jitter", "compute_cv", "mode", "overlap", "update", "t_update", "workers",
                   "batch_size", "throughput", "throughput_std", "step_time_median", "steps",
-                  "seed", "queue_drops", "ecn_marks", "wall_seconds")
+                  "seed", "scale", "queue_drops", "ecn_marks", "wall_seconds")
 #: The committed corpus.
 CORPUS_PATH = Path(__file__).parent.parent / "zoo" / "validation" / "ns3_corpus.csv"
 
@@ -167,16 +170,29 @@ def pipedream_blocks(dnn: str, blocks: int = CORPUS_BLOCKS) -> list[tuple[float,
     return [tuple(float(x) for x in row) for row in shares]
 
 
+def scale_for(model_bytes: float) -> float:
+    """The divisor of a job's bytes and rates: :data:`CORPUS_SCALE`, or more for a model
+    whose transfer would keep more than :data:`CORPUS_SEGMENTS` segments of 1448 bytes.
+
+    Fluid transfer times do not change with the scale; what a scale changes is
+    the number of segments per transfer, which decides how TCP shares a FIFO
+    queue (few segments: transfers pass one by one), so every transfer keeps
+    at least :data:`CORPUS_SEGMENTS` of them.
+    """
+    return max(CORPUS_SCALE, model_bytes / (1448.0 * CORPUS_SEGMENTS))
+
+
 def _job(regime: dict):
     profile = zoo.profile(f"{regime['dnn']}-pipedream")
     return profile, profile.model_bytes / UPDATE_RATE
 
 
-def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, scale: float = CORPUS_SCALE,
-                steps: int = CORPUS_STEPS, async_steps: int = CORPUS_ASYNC_STEPS,
-                warmup: int = CORPUS_WARMUP, batches: int = CORPUS_BATCHES) -> list[dict]:
+def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, steps: int = CORPUS_STEPS,
+                async_steps: int = CORPUS_ASYNC_STEPS, warmup: int = CORPUS_WARMUP,
+                batches: int = CORPUS_BATCHES) -> list[dict]:
     """The CSV rows of one regime, one per worker count (see :data:`CORPUS_COLUMNS`)."""
     profile, t_update = _job(regime)
+    scale = scale_for(profile.model_bytes)
     mode, queue = regime["mode"], regime["queue"]
     blocks = pipedream_blocks(regime["dnn"]) if regime["overlap"] else None
     cv = JITTER_CV[regime["jitter"]]
@@ -201,7 +217,8 @@ def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, scale: float = CORPUS_S
             batch_size=profile.batch_size, throughput=round(res.throughput, 6),
             throughput_std=round(res.throughput_std, 6),
             step_time_median=round(float(np.median(res.step_times)), 9), steps=n_steps,
-            seed=seed, queue_drops=res.meta["queue_drops"], ecn_marks=res.meta["ecn_marks"],
+            seed=seed, scale=round(scale, 3), queue_drops=res.meta["queue_drops"],
+            ecn_marks=res.meta["ecn_marks"],
             wall_seconds=round(res.wall_seconds, 3)))
     return rows
 
@@ -215,7 +232,9 @@ def _header(n: int, seed: int, done: int, total: int, command: str) -> list[str]
         + ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in HELD_OUT.items()),
         f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 "
         f"{ns3_job.ns3_version()}, star of P servers + K workers, link delay 10 us, "
-        f"scale={CORPUS_SCALE:g}, MSS 1448 B, min RTO 1 s, 128 KiB socket buffers, "
+        f"bytes and rates divided by scale (>= {CORPUS_SCALE:g}, at least "
+        f"{CORPUS_SEGMENTS} segments per model transfer), MSS 1448 B, min RTO 1 s, "
+        f"128 KiB socket buffers, "
         f"t_update = model bytes / {UPDATE_RATE:g} B/s split over the servers",
         f"# measured: sync {CORPUS_STEPS} steps, async {CORPUS_ASYNC_STEPS} gradients per "
         f"worker, after {CORPUS_WARMUP}; throughput in samples/s summed over workers; "
