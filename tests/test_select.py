@@ -396,16 +396,32 @@ def job():
 def test_unknown_link_is_taken_as_fair_and_fifo_models_must_earn_their_place(job):
     profile, cluster = job
     sel = select_model(profile, cluster, _runs(SyncCoarse("ps"), profile, cluster, (1, 2)))
-    assert sel.chosen.name == "sync-ps" and "fair sharing assumed" in sel.chosen.why
+    assert sel.chosen.name == "sync-ps" and "fair sharing and async workers that drift apart " \
+        "are assumed" in sel.chosen.why and sel.chosen.why.endswith("sync-fcfs, sync-hybrid")
     prior = {s.name: s.prior for s in sel.scores}
     assert prior == {"sync-ps": True, "sync-fcfs": False, "sync-hybrid": False}
     # runs a FIFO model fits clearly better than any fair one: it is chosen, and says so
     fifo = select_model(profile, cluster, _runs(SyncCoarse("fcfs"), profile, cluster, (1, 2)))
-    assert fifo.chosen.name == "sync-fcfs" and "favour FIFO-like" in fifo.chosen.why
+    assert fifo.chosen.name == "sync-fcfs" and "the runs favour sync-fcfs" in fifo.chosen.why
     # a known link needs no prior
     known = select_model(profile, cluster, _runs(SyncCoarse("fcfs"), profile, cluster, (1, 2)),
                          link_sharing="fifo")
     assert all(s.prior for s in known.scores) and "assumed" not in known.chosen.why
+
+
+def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(job):
+    profile, cluster = job
+    net = cluster.replace(link_efficiency=0.9)
+
+    def runs(model, workers):
+        return [Measurement(k, 1, cluster.nic_bandwidth, model.estimate(
+            profile, net, Config(n_replicas=k, n_ps=1, mode="async")).throughput, mode="async")
+            for k in workers]
+    drift = select_model(profile, cluster, runs(AsyncMVA(), (1, 2)))
+    assert drift.chosen.name == "async-mva" and {s.name: s.prior for s in drift.scores} == {
+        "async-lockstep": False, "async-mva": True}
+    locked = select_model(profile, cluster, runs(LockStep(), (1, 2, 3, 4)))
+    assert locked.chosen.name == "async-lockstep" and "the runs favour" in locked.chosen.why
 
 
 def test_choose_keeps_the_prior_unless_beaten_by_the_evidence():

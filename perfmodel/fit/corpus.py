@@ -115,8 +115,9 @@ def _measurements(rows: list[dict]) -> list[Measurement]:
 
 
 def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAIN_WORKERS,
-                    simulate: bool = True) -> RegimeResult:
-    """Replay the user's path on one regime's rows (all with the same ``regime``)."""
+                    simulate: bool = True, **options) -> RegimeResult:
+    """Replay the user's path on one regime's rows (all with the same ``regime``);
+    ``options`` holds further options of :func:`~perfmodel.fit.selection.select_model`."""
     rows = sorted(rows, key=lambda r: int(r["workers"]))
     first = rows[0]
     profile = zoo.profile(f"{first['dnn']}-pipedream").replace(
@@ -130,7 +131,7 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     test_rows = [r for r in rows if int(r["workers"]) not in train_workers]
     overlap = first["overlap"] in ("1", "True", "true")
     selection = select_model(profile, cluster, train, mode=first["mode"], overlap=overlap,
-                             simulate=simulate)
+                             simulate=simulate, **options)
     meas = [m.throughput for m in test]
     chosen = selection.chosen
     pred = predict_measurements(chosen, profile, cluster, test)
@@ -242,7 +243,7 @@ class CorpusReport:
 def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "test"),
                     regimes: Sequence[str] | None = None,
                     train_workers: Sequence[int] = TRAIN_WORKERS,
-                    simulate: bool = True, progress=None) -> CorpusReport:
+                    simulate: bool = True, progress=None, **options) -> CorpusReport:
     """The held-out protocol on every regime of the corpus (module notes).
 
     Parameters
@@ -261,6 +262,9 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "
         The simulator among the candidates.
     progress : callable, optional
         Called with (done, total) after each regime.
+    **options
+        Further options of :func:`~perfmodel.fit.selection.select_model`
+        (``extrapolation``, ``tolerance`` ...), to compare rules on ``train``.
 
     Returns
     -------
@@ -280,7 +284,7 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "
             continue
         try:
             results.append(evaluate_regime(group, train_workers=train_workers,
-                                           simulate=simulate))
+                                           simulate=simulate, **options))
         except (PerfModelError, Infeasible) as err:
             notes.append(f"{name}: {err}")
         if progress is not None:

@@ -37,7 +37,11 @@ FIFO queue too, while nothing drops), so when the link's sharing is not given
 (:data:`PRIOR_LINK`) are preferred, and a FIFO-only model (``sync-fcfs``,
 ``sync-hybrid``, ``sim-fcfs``) is chosen only when its LOO error beats theirs
 by more than :data:`EVIDENCE` (two points: about the run-to-run spread of a
-measured throughput), which the ``why`` says.
+measured throughput), which the ``why`` says.  Likewise async workers drift
+apart (any jitter, a TCP flow finishing a little early, a lost packet moves a
+worker's phase, and nothing pulls it back), so the lock-step model must earn
+its place the same way; where the regime rules make it the only valid
+closed form (a fair link and near-constant compute, below) it answers.
 
 Regime validity (named options of :func:`select_model`)
 -------------------------------------------------------
@@ -121,8 +125,8 @@ time's slope grows about linearly in K.  ``"none"`` keeps the LOO width
 
 When the candidate's own estimate carries an interval (GST percentiles, a
 simulator's replications) the two are joined (the wider on each side), and
-so are the intervals of the ``alternatives`` (the models the runs cannot rule
-out), whose throughputs ``meta["model_spread"]`` lists.
+the interval reaches the predictions of the ``alternatives`` (the models the
+runs cannot rule out), which ``meta["model_spread"]`` lists.
 
 References
 ----------
@@ -174,6 +178,9 @@ LOCKSTEP_CV = 0.05
 #: The simulator candidates' replications on a (possibly) lossy link (see
 #: :func:`default_candidates`).
 LOSSY_REPLICATIONS = 4
+
+#: How an interval widens beyond the calibrated worker counts (:class:`Calibrated`).
+EXTRAPOLATIONS = ("linear", "sqrt", "none")
 
 #: What an unknown link is taken to do before the runs are read: TCP flows share a
 #: bottleneck about fairly (on a FIFO queue too, when nothing drops).
@@ -567,7 +574,7 @@ class Calibrated:
         a ``cpu_ceiling`` phase holds the added seconds).
     alternatives : tuple of Calibrated
         The other candidates the runs cannot rule out (:func:`plausible`):
-        the interval spans their predictions too (model uncertainty), and
+        the interval reaches their predictions too (model uncertainty), and
         ``meta["model_spread"]`` gives each one's throughput.
     """
 
@@ -587,15 +594,16 @@ class Calibrated:
 
     def __post_init__(self):
         _v.unit_interval("level", self.level)
-        if self.extrapolation not in ("linear", "none"):
-            raise SpecError("extrapolation", f"expected 'linear' or 'none', got "
-                                             f"{self.extrapolation!r}")
+        if self.extrapolation not in EXTRAPOLATIONS:
+            raise SpecError("extrapolation", f"expected one of {', '.join(EXTRAPOLATIONS)}, "
+                                             f"got {self.extrapolation!r}")
 
     def halfwidth_at(self, workers: int) -> float:
         """Log half-width for a configuration of ``workers`` (extrapolation widening)."""
         h = self.halfwidth
-        if self.extrapolation == "linear" and self.calibration_workers:
-            h *= max(1.0, workers / self.calibration_workers)
+        if self.extrapolation != "none" and self.calibration_workers:
+            ratio = max(1.0, workers / self.calibration_workers)
+            h *= ratio if self.extrapolation == "linear" else math.sqrt(ratio)
         return h
 
     @property
@@ -631,8 +639,8 @@ class Calibrated:
         if self.alternatives:   # what the runs cannot rule out widens the interval
             others = {a.name: a.estimate(workload, cluster, config) for a in self.alternatives}
             meta["model_spread"] = {name: e.throughput for name, e in others.items()}
-            low = min([low] + [e.throughput_interval[0] for e in others.values()])
-            high = max([high] + [e.throughput_interval[1] for e in others.values()])
+            low = min([low] + [e.throughput for e in others.values()])
+            high = max([high] + [e.throughput for e in others.values()])
             source += " and the models the runs cannot tell apart (" + ", ".join(others) + ")"
         est = dataclasses.replace(est, meta=meta, throughput_interval=None)
         return est.with_interval(low, high, level=self.level, source=source)
@@ -737,8 +745,8 @@ class Score:
     prior: bool = True
 
 
-def _pools(scores: Sequence[Score], evidence: float) -> tuple[list, bool, list]:
-    """(candidates to choose from, whether the prior kept some out, those that beat it)."""
+def _pools(scores: Sequence[Score], evidence: float) -> tuple[list, list, list]:
+    """(candidates to choose from, every candidate in the regime, those that beat the prior)."""
     fitted = [i for i, s in enumerate(scores) if not s.error and math.isfinite(s.loo_error)]
     if not fitted:
         raise PerfModelError("no candidate model could be calibrated on the measurements: " +
@@ -747,7 +755,7 @@ def _pools(scores: Sequence[Score], evidence: float) -> tuple[list, bool, list]:
     prior = [i for i in pool if scores[i].prior] or pool
     best_prior = min(scores[i].loo_error for i in prior)
     beat = [i for i in pool if i not in prior and scores[i].loo_error < best_prior - evidence]
-    return (pool if beat else prior), len(prior) < len(pool), beat
+    return (pool if beat else prior), pool, beat
 
 
 def choose(scores: Sequence[Score], *, tolerance: float = 0.01,
@@ -774,13 +782,15 @@ def choose(scores: Sequence[Score], *, tolerance: float = 0.01,
     """
     tolerance = _v.nonnegative("tolerance", tolerance)
     evidence = _v.nonnegative("evidence", evidence)
-    pool, prior_used, beat = _pools(scores, evidence)
+    pool, regime, beat = _pools(scores, evidence)
+    prior_used = len(pool) < len(regime)
     best = min(scores[i].loo_error for i in pool)
     near = [i for i in pool if scores[i].loo_error <= best + tolerance]
     exact = [i for i in near if scores[i].exact]
     pick = min(exact or near, key=lambda i: (FAMILIES.index(scores[i].family),
                                              scores[i].n_tunables, scores[i].loo_error))
     s = scores[pick]
+    which = "that agree with the prior" if prior_used and not beat else "in this regime"
     why = (f"{s.name} ({s.family}): LOO error {100 * s.loo_error:.1f}% on the calibration "
            f"points")
     if s.loo_error > best:
@@ -788,23 +798,25 @@ def choose(scores: Sequence[Score], *, tolerance: float = 0.01,
                 f"{100 * best:.1f}% and " +
                 ("exact on this link (preferred to approximations)" if exact else "simpler"))
     elif exact and len(pool) > 1:
-        why += ", the lowest of the candidates in this regime, and exact on this link"
-    elif len(pool) > 1:
-        why += ", the lowest of the candidates in this regime"
+        why += f", the lowest of the candidates {which}, and exact on this link"
+    elif len(pool) > 1 or prior_used:
+        why += f", the lowest of the candidates {which}"
     why += f"; {s.reason}" if s.valid else f"; no candidate is valid here ({s.reason})"
     if prior_used and not beat:
-        why += (f"; the link's sharing is unknown: fair sharing assumed (TCP), no FIFO "
-                f"model beat that by {100 * evidence:.0f} points")
+        kept = [scores[i].name for i in regime if i not in pool]
+        why += (f"; fair sharing and async workers that drift apart are assumed until the "
+                f"runs favour another model by {100 * evidence:.0f} points, which they do not "
+                f"for {', '.join(kept)}")
     elif beat:
-        why += (f"; the runs favour FIFO-like sharing: {scores[beat[0]].name} beat the "
-                f"fair-sharing models by more than {100 * evidence:.0f} points")
+        why += (f"; the runs favour {scores[beat[0]].name} over the models that assume fair "
+                f"sharing and drifting async workers by more than {100 * evidence:.0f} points")
     return pick, why
 
 
 def plausible(scores: Sequence[Score], pick: int, *, evidence: float = EVIDENCE) -> list[int]:
     """The other candidates the runs cannot rule out: in the pool :func:`choose` chose from,
     with a LOO error within ``evidence`` of the chosen one's."""
-    pool, _, _ = _pools(scores, evidence)
+    pool = _pools(scores, evidence)[0]
     top = scores[pick].loo_error + evidence
     return [i for i in pool if i != pick and scores[i].loo_error <= top]
 
@@ -1007,7 +1019,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
             scores.append(Score(cand.name, cand.family, valid, reason, cal.loo_error,
                                 n_tunables=len(cand.grid),
                                 exact=link_sharing in cand.exact_links,
-                                prior=link_sharing is not None or PRIOR_LINK in cand.links))
+                                prior=_agrees_with_prior(cand, link_sharing)))
             fitted.append(cal)
         except (PerfModelError, Infeasible) as err:
             scores.append(Score(cand.name, cand.family, valid, reason, float("nan"), str(err),
@@ -1038,6 +1050,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,
                      None if suggestion is None else suggestion[0])
+
+
+def _agrees_with_prior(candidate: ModelCandidate, link_sharing: str | None) -> bool:
+    """What a candidate assumes is what is taken for granted before the runs are read: a
+    link of unknown sharing shares fairly, and async workers drift apart."""
+    fair = link_sharing is not None or PRIOR_LINK in candidate.links
+    return fair and candidate.lockstep is not True
 
 
 def _throughput_at(cal: Calibrated, profile, cluster: Cluster, template, workers: int) -> float:
