@@ -6,16 +6,20 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from perfmodel import zoo
 from perfmodel.coarse import LockStep, SyncCoarse
 from perfmodel.errors import PerfModelError, SpecError
 from perfmodel.fit.selection import (
+    ASYNC_EVIDENCE_WORKERS,
     Calibrated,
     ModelCandidate,
     Score,
     choose,
     default_candidates,
+    extrapolated_halfwidth,
     interval_halfwidth,
     select_model,
 )
@@ -196,18 +200,34 @@ def test_calibrated_estimate_carries_model_why_and_interval(profile, cluster):
     assert est.meta["inner_model"] == "SyncCoarse" and est.meta["interval_level"] == 0.9
 
 
-def test_extrapolation_widens_linearly_beyond_the_calibration_points():
+def test_extrapolation_widens_beyond_the_calibration_points():
     cal = Calibrated("x", "closed form", SyncCoarse(), {}, (0.05, -0.05), 0.9,
                      calibration_workers=2)
     h = 2.919986 * 0.05
     assert cal.halfwidth_at(1) == pytest.approx(h, rel=1e-5)
     assert cal.halfwidth_at(2) == pytest.approx(h, rel=1e-5)
-    assert cal.halfwidth_at(12) == pytest.approx(6 * h, rel=1e-5)
+    # growth (default): LOO width and 0.15 per e-fold of workers as independent errors
+    assert cal.halfwidth_at(12) == pytest.approx(math.sqrt(h ** 2 + (0.15 * math.log(6)) ** 2),
+                                                 rel=1e-5)
+    linear = dataclasses.replace(cal, extrapolation="linear")
+    assert linear.halfwidth_at(12) == pytest.approx(6 * h, rel=1e-5)
+    root = dataclasses.replace(cal, extrapolation="sqrt")
+    assert root.halfwidth_at(8) == pytest.approx(2 * h, rel=1e-5)
     flat = dataclasses.replace(cal, extrapolation="none")
     assert flat.halfwidth_at(12) == pytest.approx(h, rel=1e-5)
     with pytest.raises(SpecError) as err:
         dataclasses.replace(cal, extrapolation="quadratic")
     assert err.value.field == "extrapolation"
+
+
+@given(h=st.floats(0.0, 1.0), k=st.integers(1, 64), k_cal=st.integers(1, 8),
+       rule=st.sampled_from(["growth", "linear", "sqrt", "none"]))
+def test_extrapolated_halfwidth_never_narrows_and_grows_with_workers(h, k, k_cal, rule):
+    w = extrapolated_halfwidth(h, k, k_cal, rule)
+    assert w >= h
+    assert extrapolated_halfwidth(h, k + 1, k_cal, rule) >= w
+    if k <= k_cal:
+        assert w == pytest.approx(h)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -422,6 +442,25 @@ def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(j
         "async-lockstep": False, "async-mva": True}
     locked = select_model(profile, cluster, runs(LockStep(), (1, 2, 3, 4)))
     assert locked.chosen.name == "async-lockstep" and "the runs favour" in locked.chosen.why
+    # runs of 1 and 2 workers start together: lock-step there is no evidence against drift
+    early = select_model(profile, cluster, runs(LockStep(), (1, 2)))
+    by_name = {s.name: s for s in early.scores}
+    assert by_name["async-lockstep"].loo_error < by_name["async-mva"].loo_error - 0.02
+    assert early.chosen.name == "async-mva" and "cannot show whether" in early.chosen.why
+    assert early.chosen.alternatives == ()
+    # the simulator models a transient, not drifted-apart workers: it must earn its place
+    sim = [c for c in default_candidates("async", simulate=True) if c.name == "sim-ps"]
+    assert sim and sim[0].lockstep is None
+
+
+def test_async_evidence_needs_a_run_of_three_workers(job):
+    profile, cluster = job
+    assert ASYNC_EVIDENCE_WORKERS == 3
+    runs = [Measurement(k, 1, cluster.nic_bandwidth, LockStep().estimate(
+        profile, cluster, Config(n_replicas=k, n_ps=1, mode="async")).throughput, mode="async")
+        for k in (1, 2, 3)]
+    assert select_model(profile, cluster, runs).chosen.name == "async-lockstep"
+    assert select_model(profile, cluster, runs[:2]).chosen.name == "async-mva"
 
 
 def test_choose_keeps_the_prior_unless_beaten_by_the_evidence():

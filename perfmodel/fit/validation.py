@@ -102,6 +102,7 @@ from .selection import (
     Score,
     calibrate_candidate,
     choose,
+    extrapolated_halfwidth,
     interval_halfwidth,
     matrix_candidates,
     validity,
@@ -324,9 +325,10 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
         if ceiling is not None:
             pred = _capped(pred, ceiling)
             why += "; capped at the CPU ceiling of the same runs (utilization law)"
-        # the same widening as Calibrated(extrapolation="linear"), by workers
+        # the same widening as Calibrated, by workers
         k_cal = max(r.n_workers for r in train)
-        h = [interval_halfwidth(loo, LEVEL) * max(1.0, r.n_workers / k_cal) for r in test]
+        h = [extrapolated_halfwidth(interval_halfwidth(loo, LEVEL), r.n_workers, k_cal)
+             for r in test]
         cells.append(Cell("dl2", dnn, "sync", "selected", "selected", nt, ns, *_errors(pred, meas),
                           coverage=_coverage(pred, meas, h), detail=why))
     return cells
