@@ -13,7 +13,7 @@ value a :class:`CliError`.
 from __future__ import annotations
 
 __all__ = ["PerfModelError", "SpecError", "ConstraintViolation", "Infeasible",
-           "CalibrationError", "CliError"]
+           "CalibrationError", "CliError", "SimulationStalled"]
 
 
 class PerfModelError(Exception):
@@ -107,6 +107,10 @@ class Infeasible(PerfModelError):
 
 class CalibrationError(PerfModelError, RuntimeError):
     """A hardware micro-benchmark process failed or stopped answering."""
+
+
+class SimulationStalled(PerfModelError, RuntimeError):
+    """A packet-level run reached its stop time before its measured window was complete."""
 
 
 class CliError(PerfModelError):

@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 
 from perfmodel import zoo
+from perfmodel.errors import SimulationStalled
 from perfmodel.placement import ns3_corpus as nc
 from perfmodel.placement import ns3_job
 
@@ -57,6 +58,64 @@ def test_a_regime_runs_and_its_rows_carry_the_design():
         assert row["throughput"] > 0 and row["queue_drops"] >= 0
 
 
+@needs_ns3
+def test_a_stalled_run_is_listed_not_written(tmp_path):
+    regime = next(r for r in nc.design() if r["dnn"] == "resnet18" and r["mode"] == "sync")
+    with pytest.raises(SimulationStalled):
+        nc.regime_rows(regime, workers=(1,), steps=2, warmup=1, batches=1, stop_time=1e-4)
+    stalled = []
+    rows = nc.regime_rows(regime, workers=(1,), steps=2, warmup=1, batches=1, stop_time=1e-4,
+                          stalled=stalled)
+    assert rows == [] and stalled == [f"{regime['regime']}@1"]
+    path = tmp_path / "c.csv"
+    nc._write(path, [], nc._header(96, 2026, 0, 96, "cmd", stalled))
+    assert nc.read_stalled(path) == stalled and nc.read_rows(path) == []
+
+
+def test_stop_time_covers_the_slowest_plausible_window():
+    profile = zoo.profile("vgg16-pipedream")
+    regime = {"jitter": "pareto", "bandwidth_gbps": 1.0}
+    window = 10 * (2 * 16 * profile.model_bytes / 1.25e8)   # every transfer in series
+    assert nc.stop_time_for(profile, regime, 16, 10) > 20 * window
+    assert nc.stop_time_for(profile, regime, 16, 10) > nc.stop_time_for(profile, regime, 2, 10)
+
+
 def test_cli_refuses_bad_counts(tmp_path, capsys):
     assert nc.main(["--out", str(tmp_path / "c.csv"), "--jobs", "0"]) == 2
     assert "--jobs" in capsys.readouterr().err
+
+
+ROWS = nc.read_rows(nc.CORPUS_PATH)
+
+
+def test_shipped_corpus_rows_carry_the_design_and_every_worker_count():
+    header = nc.CORPUS_PATH.read_text().splitlines()[0]
+    design = {r["regime"]: r for r in nc.design()}
+    stalled = set(nc.read_stalled(nc.CORPUS_PATH))
+    by_regime: dict = {}
+    for row in ROWS:
+        by_regime.setdefault(row["regime"], []).append(row)
+    assert set(by_regime) <= set(design)
+    state = "complete" if len(by_regime) == len(design) else \
+        f"PARTIAL: {len(by_regime)} of {len(design)} regimes"
+    assert header.endswith(state)
+    for name, rows in by_regime.items():
+        missing = {int(k) for k in nc.CORPUS_WORKERS} - {int(r["workers"]) for r in rows}
+        assert {f"{name}@{k}" for k in missing} <= stalled, name   # a missing run stalled
+        assert len(rows) == len({r["workers"] for r in rows})
+        regime = design[name]
+        for row in rows:   # the rows say what the design drew
+            assert row["split"] == regime["split"] and row["dnn"] == regime["dnn"]
+            assert row["tcp"] == regime["tcp"] and int(row["n_ps"]) == regime["n_ps"]
+
+
+def test_shipped_corpus_respects_the_compute_and_nic_floors():
+    # a worker never steps faster than its compute (mean factor 1) nor moves its model
+    # over its NIC faster than the line rate: throughput <= K b / max(T_C, M / B)
+    for row in ROWS:
+        profile = zoo.profile(f"{row['dnn']}-pipedream")
+        k, b = int(row["workers"]), int(row["batch_size"])
+        floor = max(profile.t_forward + profile.t_backward,
+                    profile.model_bytes / float(row["bandwidth"]))
+        bound = k * b / floor
+        assert float(row["throughput"]) <= bound * 1.10, row["regime"]   # jitter: 10%

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import zoo
 from ..errors import Infeasible, PerfModelError
-from ..measurements import Measurement
+from ..measurements import Measurement, measured_cluster, measured_profile
 from ..placement.ns3_corpus import CORPUS_BATCHES, CORPUS_PATH, read_rows
 from ..specs import Cluster
 from .grid import predict_measurements
@@ -65,9 +65,13 @@ class RegimeResult:
     coverage : float
         Share of predicted runs inside the chosen model's 90% interval.
     halfwidth : float
-        Median relative half-width of those intervals (``exp(h) - 1``).
+        Median relative half-width of those intervals (half the interval over the
+        prediction).
     candidates : dict of str to (float, float)
         Each calibrated candidate's (mean, max) error on the predicted runs.
+    points : tuple of dict
+        Each predicted run: ``workers``, ``measured``, ``predicted``, and the
+        chosen model's interval ``low``, ``high`` (samples/s).
     """
 
     regime: str
@@ -82,6 +86,7 @@ class RegimeResult:
     coverage: float
     halfwidth: float
     candidates: dict = field(default_factory=dict)
+    points: tuple = ()
 
     @property
     def meets_target(self) -> bool:
@@ -132,11 +137,17 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     overlap = first["overlap"] in ("1", "True", "true")
     selection = select_model(profile, cluster, train, mode=first["mode"], overlap=overlap,
                              simulate=simulate, **options)
-    meas = [m.throughput for m in test]
+    meas = np.array([m.throughput for m in test])
     chosen = selection.chosen
-    pred = predict_measurements(chosen, profile, cluster, test)
-    widths = np.array([chosen.halfwidth_at(m.workers) for m in test])
-    d = np.abs(np.log(np.asarray(meas) / pred))
+    ests = [chosen.estimate(measured_profile(profile, m), measured_cluster(cluster, m),
+                            m.config()) for m in test]
+    pred = np.array([e.throughput for e in ests])
+    low, high = (np.array([e.throughput_interval[i] for e in ests]) for i in (0, 1))
+    inside = (meas >= low) & (meas <= high)
+    width = np.median(0.5 * (high - low) / pred)
+    points = tuple({"workers": m.workers, "measured": float(x), "predicted": float(p),
+                    "low": float(lo), "high": float(hi)}
+                   for m, x, p, lo, hi in zip(test, meas, pred, low, high))
     candidates = {}
     for score, cal in zip(selection.scores, selection.calibrated):
         if cal is None:
@@ -152,8 +163,7 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     return RegimeResult(first["regime"], first["split"], first["mode"],
                         any(int(r["queue_drops"]) > 0 for r in test_rows), factors,
                         chosen.name, chosen.why, *_errors(pred, meas),
-                        float(np.mean(d <= widths)), float(np.median(np.expm1(widths))),
-                        candidates)
+                        float(np.mean(inside)), float(width), candidates, points)
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import zoo
-from ..errors import SpecError
+from ..errors import SimulationStalled, SpecError
 from ..io import read_text
 from ..pipedream import layer_table
 from . import ns3_job
@@ -74,7 +74,8 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_REGIMES", "CORPUS_SEED", "CORPUS_SCALE", "CORPUS_SEGMENTS", "scale_for",
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
-           "design", "split_of", "pipedream_blocks", "regime_rows", "generate", "main"]
+           "design", "split_of", "pipedream_blocks", "stop_time_for", "regime_rows",
+           "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
 #: Every factor and its levels, fixed before modelling.
 FACTORS: dict[str, tuple] = {
@@ -187,10 +188,27 @@ def _job(regime: dict):
     return profile, profile.model_bytes / UPDATE_RATE
 
 
+def stop_time_for(profile, regime: dict, workers: int, steps: int) -> float:
+    """Simulated seconds after which a run counts as stalled: 20 times the slowest
+    plausible window (every step's compute at 5 standard deviations, pushes and pulls of
+    all workers one after another, the updates in series) plus a minute of timeouts per
+    step."""
+    compute = (profile.t_forward + profile.t_backward) * (1 + 5 * JITTER_CV[regime["jitter"]])
+    transfer = 2 * workers * profile.model_bytes / (regime["bandwidth_gbps"] * _GBPS)
+    update = workers * profile.model_bytes / UPDATE_RATE
+    return steps * (20.0 * (compute + transfer + update) + 60.0)
+
+
 def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, steps: int = CORPUS_STEPS,
                 async_steps: int = CORPUS_ASYNC_STEPS, warmup: int = CORPUS_WARMUP,
-                batches: int = CORPUS_BATCHES) -> list[dict]:
-    """The CSV rows of one regime, one per worker count (see :data:`CORPUS_COLUMNS`)."""
+                batches: int = CORPUS_BATCHES, stalled: list | None = None,
+                stop_time: float | None = None) -> list[dict]:
+    """The CSV rows of one regime, one per worker count (see :data:`CORPUS_COLUMNS`).
+
+    A run that stalls (:func:`stop_time_for`, or ``stop_time`` when given) raises
+    :class:`~perfmodel.errors.SimulationStalled`, or with a ``stalled`` list has no row
+    and is appended to it as ``"regime@workers"``.
+    """
     profile, t_update = _job(regime)
     scale = scale_for(profile.model_bytes)
     mode, queue = regime["mode"], regime["queue"]
@@ -201,14 +219,34 @@ def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, steps: int = CORPUS_STE
     seed = int(regime["regime"][1:])
     rows = []
     for k in workers:
-        res = ns3_job.simulate_ps_job_ns3(
+        limit = stop_time_for(profile, regime, k, warmup + n_steps) if stop_time is None \
+            else stop_time
+        try:
+            res = _run(regime, profile, t_update, k, scale, mode, queue, update, cv, n_steps,
+                       warmup, batches, seed, blocks, limit)
+        except SimulationStalled:
+            if stalled is None:
+                raise
+            stalled.append(f"{regime['regime']}@{k}")
+            continue
+        rows.append(_row(regime, profile, t_update, k, scale, mode, queue, update, cv,
+                         n_steps, seed, res))
+    return rows
+
+
+def _run(regime, profile, t_update, k, scale, mode, queue, update, cv, n_steps, warmup,
+         batches, seed, blocks, stop_time):
+    return ns3_job.simulate_ps_job_ns3(
             profile.model_bytes, regime["bandwidth_gbps"] * _GBPS, profile.t_forward,
             profile.t_backward, t_update, k, mode=mode, overlap=bool(regime["overlap"]),
             queue=queue, update=update, compute_cv=cv, batch_size=profile.batch_size,
             scale=scale, steps=n_steps, warmup=warmup, batches=batches, seed=seed,
             n_ps=regime["n_ps"], tcp=regime["tcp"], buffer=BUFFERS[regime["buffer"]][queue],
-            jitter=regime["jitter"], blocks=blocks)
-        rows.append(dict(
+            jitter=regime["jitter"], blocks=blocks, stop_time=stop_time)
+
+
+def _row(regime, profile, t_update, k, scale, mode, queue, update, cv, n_steps, seed, res):
+    return dict(
             regime=regime["regime"], split=regime["split"], dnn=regime["dnn"],
             tcp=regime["tcp"], queue=queue, buffer=regime["buffer"],
             bandwidth=regime["bandwidth_gbps"] * _GBPS, n_ps=regime["n_ps"],
@@ -219,12 +257,33 @@ def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, steps: int = CORPUS_STE
             step_time_median=round(float(np.median(res.step_times)), 9), steps=n_steps,
             seed=seed, scale=round(scale, 3), queue_drops=res.meta["queue_drops"],
             ecn_marks=res.meta["ecn_marks"],
-            wall_seconds=round(res.wall_seconds, 3)))
-    return rows
+            wall_seconds=round(res.wall_seconds, 3))
 
 
-def _header(n: int, seed: int, done: int, total: int, command: str) -> list[str]:
+def _regime_job(regime: dict) -> tuple[list[dict], list[str]]:
+    stalled: list[str] = []
+    return regime_rows(regime, stalled=stalled), stalled
+
+
+#: Header line listing the runs that stalled (``regime@workers``).
+STALLED_PREFIX = "# stalled (no row: ns-3 reached the stop time before the window ended): "
+
+
+def read_stalled(path) -> list[str]:
+    """The ``regime@workers`` runs a corpus CSV lists as stalled ([] when none)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    for line in read_text(path).splitlines():
+        if line.startswith(STALLED_PREFIX):
+            return [s for s in line[len(STALLED_PREFIX):].split(", ") if s]
+    return []
+
+
+def _header(n: int, seed: int, done: int, total: int, command: str,
+            stalled: list[str] = ()) -> list[str]:
     state = "complete" if done == total else f"PARTIAL: {done} of {total} regimes"
+    extra = [STALLED_PREFIX + ", ".join(sorted(stalled))] if stalled else []
     return [
         f"# perfmodel ns-3 corpus; {state}",
         f"# design: {n} regimes of a balanced random design over the factors of "
@@ -241,7 +300,7 @@ def _header(n: int, seed: int, done: int, total: int, command: str) -> list[str]
         f"throughput_std over {CORPUS_BATCHES} batch means; bandwidth in bytes/s; "
         f"queue_drops and ecn_marks counted over every queue of the run",
         f"# regenerate: {command}",
-    ]
+    ] + extra
 
 
 def read_rows(path) -> list[dict]:
@@ -296,24 +355,27 @@ def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs
     path = Path(out_path)
     regimes = design(n, seed)
     rows = read_rows(path)
+    stalled = read_stalled(path)
     have = {r["regime"] for r in rows}
     todo = [r for r in regimes if r["regime"] not in have
             and (only is None or r["regime"] in only)]
     started = _time.perf_counter()
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = {pool.submit(regime_rows, r): r for r in todo}
+        futures = {pool.submit(_regime_job, r): r for r in todo}
         for future in concurrent.futures.as_completed(futures):
-            rows.extend(future.result())
+            new, stuck = future.result()
+            rows.extend(new)
+            stalled.extend(stuck)
             rows.sort(key=_order)
             done = len({r["regime"] for r in rows})
-            _write(path, rows, _header(n, seed, done, len(regimes), command))
+            _write(path, rows, _header(n, seed, done, len(regimes), command, stalled))
             if log is not None:
                 log(f"{done}/{len(regimes)} {futures[future]['regime']}: "
                     f"{_time.perf_counter() - started:.0f} s elapsed")
     if not todo:
         done = len({r["regime"] for r in rows})
-        _write(path, rows, _header(n, seed, done, len(regimes), command))
+        _write(path, rows, _header(n, seed, done, len(regimes), command, stalled))
     return len(rows)
 
 

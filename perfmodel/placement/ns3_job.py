@@ -81,7 +81,7 @@ import numpy as np
 
 from .. import _validate as _v
 from .. import zoo
-from ..errors import SpecError
+from ..errors import SimulationStalled, SpecError
 from . import ns3 as _ns3
 
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
@@ -643,7 +643,7 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
         ns-3 (``pip install 'perfmodel[ns3]'``) is not installed.
     SpecError
         Naming a bad argument.
-    RuntimeError
+    SimulationStalled
         The run hit ``stop_time`` before the measured window was complete.
 
     References
@@ -695,7 +695,7 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
     done = np.array(list(r.doneTime))
     who = np.array(list(r.doneWorker))
     if done.size < r.target:
-        raise RuntimeError(f"ns-3 stopped at stop_time={o['stop_time']} s after {done.size} "
+        raise SimulationStalled(f"ns-3 stopped at stop_time={o['stop_time']} s after {done.size} "
                            f"of {r.target} steps")
     return _measure(done, who, job, o, wall, run_number,
                     {"queue_drops": int(r.queueDrops), "ecn_marks": int(r.ecnMarks)})
