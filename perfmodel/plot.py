@@ -50,7 +50,8 @@ from .specs import Config
 
 __all__ = ["scalability", "model_scalability", "ceiling_line", "estimates_over_workers",
            "curve_saturation_workers", "sweep_curves", "phase_breakdown", "latency_cdf", "gantt",
-           "search_space", "save", "pyplot", "RESOURCE_COLORS", "FORMATS", "SWEEP_Y", "MAX_LEGEND_LINES"]
+           "search_space", "spread_over_steps", "save", "pyplot", "RESOURCE_COLORS", "FORMATS",
+           "SWEEP_Y", "MAX_LEGEND_LINES"]
 
 #: File formats :func:`save` writes, by file suffix.
 FORMATS = ("png", "svg")
@@ -674,6 +675,33 @@ def search_space(candidates, ax=None, *, unit: float = 60.0, unit_name: str = "m
     ax.set_xlabel("model replicas N_mr")
     ax.set_ylabel("workers per replica N_wr")
     ax.grid(alpha=0.3)
+    return ax
+
+
+def spread_over_steps(series: Mapping[str, object], ax=None, *, steady: float | None = None):
+    """How far apart the workers drift, step by step, one line per run.
+
+    Parameters
+    ----------
+    series : mapping of str to array_like
+        Label to :func:`perfmodel.sim.engine.worker_spread` values (cycles).
+    ax : matplotlib Axes, optional
+    steady : float, optional
+        A dotted line at this spread (the MVA's evenly spread workers, (K - 1) / K).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = _axes(ax)
+    for label, values in series.items():
+        y = np.asarray(values, dtype=float)
+        ax.plot(np.arange(1, y.size + 1), y, marker=".", label=label)
+    if steady is not None:
+        ax.axhline(steady, color="grey", linestyle=":", label="evenly spread (MVA)")
+    ax.set_xlabel("step of each worker")
+    ax.set_ylabel("spread of the workers (cycles)")
+    ax.legend()
     return ax
 
 

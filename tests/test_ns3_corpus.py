@@ -119,3 +119,13 @@ def test_shipped_corpus_respects_the_compute_and_nic_floors():
                     profile.model_bytes / float(row["bandwidth"]))
         bound = k * b / floor
         assert float(row["throughput"]) <= bound * 1.10, row["regime"]   # jitter: 10%
+
+
+@needs_ns3
+def test_a_committed_run_is_reproduced_exactly():
+    # the fastest committed run, run again from the design: the same row but the wall time
+    row = min((r for r in ROWS if r["workers"] == "1"), key=lambda r: float(r["wall_seconds"]))
+    regime = next(r for r in nc.design() if r["regime"] == row["regime"])
+    again = nc.regime_rows(regime, workers=(1,))[0]
+    fresh = {k: str(v) for k, v in again.items() if k != "wall_seconds"}
+    assert fresh == {k: v for k, v in row.items() if k != "wall_seconds"}

@@ -283,3 +283,20 @@ def test_single_iteration_spread_is_labelled_as_such():
                               source="LOO residuals of 2 calibration points") for e in ests]
     ax = plot.scalability([1, 2, 4], {"fit": fitted})
     assert "fit: 90% interval" in ax.get_legend_handles_labels()[1]
+
+
+def test_spread_over_steps_draws_each_run_and_the_steady_level(tmp_path):
+    from perfmodel.sim.engine import simulate, worker_spread
+    from perfmodel.sim.trace import from_layers
+
+    trace = from_layers([1e6], [0.05], [0.05])
+    locked = simulate(trace, 4, 1.25e8, mode="async", sharing="ps", steps=12, warmup=0,
+                      jitter=0.0)
+    jittered = simulate(trace, 4, 1.25e8, mode="async", sharing="ps", steps=12, warmup=0,
+                        jitter=0.3, seed=1)
+    series = {"locked": worker_spread(locked.ends), "jitter": worker_spread(jittered.ends)}
+    ax = plot.spread_over_steps(series, steady=0.75)
+    assert len(ax.lines) == 3
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), series["locked"])
+    assert ax.lines[2].get_ydata()[0] == pytest.approx(0.75)
+    _saved(ax, tmp_path / "spread.png")

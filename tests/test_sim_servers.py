@@ -1,5 +1,6 @@
 """Several parameter servers in the simulator: every tensor split evenly, or whole tensors."""
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -107,3 +108,26 @@ def test_selection_on_a_trace_runs_the_simulator_on_it():
     sims = [c for c in sel.calibrated if c is not None and c.family == "simulation"]
     assert sims and all(isinstance(c.model, ProfiledTrace) for c in sims)
     assert all(c.model.trace is trace for c in sims)
+
+
+def test_worker_spread_is_zero_in_lock_step_and_grows_with_jitter():
+    from perfmodel.sim.engine import simulate, worker_spread
+    from perfmodel.sim.trace import from_layers
+
+    trace = from_layers([1e6], [0.05], [0.05])
+    locked = simulate(trace, 4, 1.25e8, mode="async", sharing="ps", steps=30, warmup=0,
+                      jitter=0.0)
+    np.testing.assert_allclose(worker_spread(locked.ends), 0.0, atol=1e-9)   # PS keeps gaps
+    drifting = simulate(trace, 4, 1.25e8, mode="async", sharing="ps", steps=30, warmup=0,
+                        jitter=0.3, seed=1)
+    s = worker_spread(drifting.ends)
+    assert s[-10:].mean() > s[:3].mean() and s[-10:].mean() > 0.2
+
+
+@given(shift=st.floats(-100, 100), scale=st.floats(0.1, 10))
+def test_worker_spread_ignores_when_and_in_which_unit(shift, scale):
+    from perfmodel.sim.engine import worker_spread
+
+    ends = np.array([[1.0, 2.0, 3.1, 4.0], [1.3, 2.2, 3.3, 4.6], [0.9, 2.1, 2.9, 4.1]])
+    np.testing.assert_allclose(worker_spread(ends * scale + shift), worker_spread(ends),
+                               rtol=1e-6, atol=1e-9)

@@ -74,7 +74,7 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_REGIMES", "CORPUS_SEED", "CORPUS_SCALE", "CORPUS_SEGMENTS", "scale_for",
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
-           "design", "split_of", "pipedream_blocks", "stop_time_for", "regime_rows",
+           "design", "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
 #: Every factor and its levels, fixed before modelling.
@@ -209,53 +209,67 @@ def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, steps: int = CORPUS_STE
     :class:`~perfmodel.errors.SimulationStalled`, or with a ``stalled`` list has no row
     and is appended to it as ``"regime@workers"``.
     """
-    profile, t_update = _job(regime)
-    scale = scale_for(profile.model_bytes)
-    mode, queue = regime["mode"], regime["queue"]
-    blocks = pipedream_blocks(regime["dnn"]) if regime["overlap"] else None
-    cv = JITTER_CV[regime["jitter"]]
-    update = "per_step" if mode == "sync" else "per_gradient"
-    n_steps = async_steps if mode == "async" else steps
-    seed = int(regime["regime"][1:])
     rows = []
     for k in workers:
-        limit = stop_time_for(profile, regime, k, warmup + n_steps) if stop_time is None \
-            else stop_time
         try:
-            res = _run(regime, profile, t_update, k, scale, mode, queue, update, cv, n_steps,
-                       warmup, batches, seed, blocks, limit)
+            res = regime_run(regime, k, steps=steps, async_steps=async_steps, warmup=warmup,
+                             batches=batches, stop_time=stop_time)
         except SimulationStalled:
             if stalled is None:
                 raise
             stalled.append(f"{regime['regime']}@{k}")
             continue
-        rows.append(_row(regime, profile, t_update, k, scale, mode, queue, update, cv,
-                         n_steps, seed, res))
+        rows.append(_row(regime, k, res))
     return rows
 
 
-def _run(regime, profile, t_update, k, scale, mode, queue, update, cv, n_steps, warmup,
-         batches, seed, blocks, stop_time):
+def regime_run(regime: dict, workers: int, *, steps: int = CORPUS_STEPS,
+               async_steps: int = CORPUS_ASYNC_STEPS, warmup: int = CORPUS_WARMUP,
+               batches: int = CORPUS_BATCHES, stop_time: float | None = None):
+    """One packet-level run of a regime at ``workers`` (the corpus's settings).
+
+    Returns
+    -------
+    perfmodel.placement.ns3_job.Ns3JobResult
+
+    Raises
+    ------
+    perfmodel.errors.SimulationStalled
+        The run reached ``stop_time`` (default :func:`stop_time_for`).
+    """
+    profile, t_update = _job(regime)
+    mode = regime["mode"]
+    n_steps = async_steps if mode == "async" else steps
+    if stop_time is None:
+        stop_time = stop_time_for(profile, regime, workers, warmup + n_steps)
     return ns3_job.simulate_ps_job_ns3(
-            profile.model_bytes, regime["bandwidth_gbps"] * _GBPS, profile.t_forward,
-            profile.t_backward, t_update, k, mode=mode, overlap=bool(regime["overlap"]),
-            queue=queue, update=update, compute_cv=cv, batch_size=profile.batch_size,
-            scale=scale, steps=n_steps, warmup=warmup, batches=batches, seed=seed,
-            n_ps=regime["n_ps"], tcp=regime["tcp"], buffer=BUFFERS[regime["buffer"]][queue],
-            jitter=regime["jitter"], blocks=blocks, stop_time=stop_time)
+        profile.model_bytes, regime["bandwidth_gbps"] * _GBPS, profile.t_forward,
+        profile.t_backward, t_update, workers, mode=mode, overlap=bool(regime["overlap"]),
+        queue=regime["queue"], update="per_step" if mode == "sync" else "per_gradient",
+        compute_cv=JITTER_CV[regime["jitter"]], batch_size=profile.batch_size,
+        scale=scale_for(profile.model_bytes), steps=n_steps, warmup=warmup, batches=batches,
+        seed=int(regime["regime"][1:]), n_ps=regime["n_ps"], tcp=regime["tcp"],
+        buffer=BUFFERS[regime["buffer"]][regime["queue"]], jitter=regime["jitter"],
+        blocks=pipedream_blocks(regime["dnn"]) if regime["overlap"] else None,
+        stop_time=stop_time)
 
 
-def _row(regime, profile, t_update, k, scale, mode, queue, update, cv, n_steps, seed, res):
+def _row(regime: dict, k: int, res) -> dict:
+    profile, t_update = _job(regime)
+    mode, queue = regime["mode"], regime["queue"]
     return dict(
             regime=regime["regime"], split=regime["split"], dnn=regime["dnn"],
             tcp=regime["tcp"], queue=queue, buffer=regime["buffer"],
             bandwidth=regime["bandwidth_gbps"] * _GBPS, n_ps=regime["n_ps"],
-            jitter=regime["jitter"], compute_cv=cv, mode=mode, overlap=int(regime["overlap"]),
-            update=update, t_update=round(t_update, 9), workers=k,
+            jitter=regime["jitter"], compute_cv=JITTER_CV[regime["jitter"]], mode=mode,
+            overlap=int(regime["overlap"]),
+            update="per_step" if mode == "sync" else "per_gradient",
+            t_update=round(t_update, 9), workers=k,
             batch_size=profile.batch_size, throughput=round(res.throughput, 6),
             throughput_std=round(res.throughput_std, 6),
-            step_time_median=round(float(np.median(res.step_times)), 9), steps=n_steps,
-            seed=seed, scale=round(scale, 3), queue_drops=res.meta["queue_drops"],
+            step_time_median=round(float(np.median(res.step_times)), 9),
+            steps=res.meta["steps"], seed=int(regime["regime"][1:]),
+            scale=round(scale_for(profile.model_bytes), 3), queue_drops=res.meta["queue_drops"],
             ecn_marks=res.meta["ecn_marks"],
             wall_seconds=round(res.wall_seconds, 3))
 

@@ -455,6 +455,11 @@ class Ns3JobResult:
         Host time spent inside ns-3.
     meta : dict
         Every setting of the run.
+    ends : ndarray, s, shape (workers, steps) or None
+        When each worker's steps ended, warm-up included (sync: the barriers,
+        the same for every worker; async: its gradients applied), as
+        :attr:`perfmodel.sim.engine.SimResult.ends`: how far apart the
+        workers drift shows in it.
     """
 
     throughput: float
@@ -463,6 +468,7 @@ class Ns3JobResult:
     step_times: np.ndarray
     wall_seconds: float
     meta: dict
+    ends: np.ndarray | None = None
 
     @property
     def mean_step_time(self) -> float:
@@ -722,7 +728,17 @@ def _measure(done, who, job, o, wall, run_number, counters) -> Ns3JobResult:
     b = job["batch_size"]
     return Ns3JobResult(float(step_rate * b), float(step_rate),
                         float(np.std(batch_rates * b, ddof=1)) if o["batches"] > 1 else 0.0,
-                        step_times, wall, meta)
+                        step_times, wall, meta, _worker_ends(done, who, k, o["mode"]))
+
+
+def _worker_ends(done, who, k: int, mode: str) -> np.ndarray:
+    """(workers, steps) end times; async: each worker's first ``n`` gradients, ``n`` the
+    fewest any worker completed."""
+    if mode == "sync":
+        return np.tile(done, (k, 1))
+    mine = [done[who == w] for w in range(k)]
+    n = min(len(m) for m in mine)
+    return np.array([m[:n] for m in mine])
 
 
 def ns3_version() -> str:

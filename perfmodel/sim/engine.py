@@ -145,7 +145,7 @@ from .trace import RESOURCES, Trace
 
 __all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "SERVER_CPUS", "ENGINES", "AUTO_JITTER",
            "AUTO_NUMBA_SIZE", "TIMEOUT_STREAM", "TIMEOUT_POSITIONS", "SimResult", "simulate",
-           "draws", "timeout_draws", "timeout_points", "numba_available"]
+           "draws", "timeout_draws", "timeout_points", "numba_available", "worker_spread"]
 
 #: Synchronization modes of :func:`simulate`.
 MODES = ("async", "sync", "allreduce")
@@ -885,3 +885,36 @@ def _utilization(kind, server, work, step_first, step_nops, samples, factors, wi
             busy = counts.sum(axis=0) @ per_step[:, k, :]      # per server
             out[r] = float(np.mean(busy / window))
     return out
+
+
+def worker_spread(ends) -> np.ndarray:
+    """How far apart the workers are at each step, in cycles.
+
+    ``(max_w e[w, n] - min_w e[w, n]) / c`` for each step ``n``, ``e`` the
+    workers' step end times and ``c`` the median of every worker's step time:
+    0 for workers in lock-step; workers spread evenly over a cycle, as the
+    MVA's steady state has them (Li et al. 2022, eqs. 1-5), give about
+    ``(K - 1) / K``.
+
+    Parameters
+    ----------
+    ends : array_like, s, shape (workers, steps)
+        :attr:`SimResult.ends`, or the ``ends`` of a packet-level run.
+
+    Returns
+    -------
+    numpy.ndarray, shape (steps,)
+
+    Examples
+    --------
+    >>> worker_spread([[1.0, 2.0, 3.0], [1.5, 2.5, 3.5]]).tolist()
+    [0.5, 0.5, 0.5]
+    """
+    e = np.asarray(ends, dtype=float)
+    if e.ndim != 2 or e.shape[1] < 2 or not np.isfinite(e).all():
+        raise SpecError("ends", f"expected finite (workers, steps >= 2) times, got shape "
+                                f"{e.shape}")
+    cycle = float(np.median(np.diff(e, axis=1)))
+    if cycle <= 0:
+        raise SpecError("ends", "must increase along each worker's steps")
+    return (e.max(axis=0) - e.min(axis=0)) / cycle
