@@ -202,8 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="every model against real measurements")
     v.add_argument("dataset", choices=("dl2", "matrix"),
                    help="dl2: MXNet PS training speeds (Optimus/DL2); matrix: every model before "
-                        "and after calibration on DL2 and the ns-3 runs, and the selected model "
-                        "(issue 10)")
+                        "and after calibration on DL2 and the ns-3 runs, and the selected model")
     v.add_argument("--dnn", action="append", help="only this DNN (repeatable)")
     v.add_argument("--train-size", type=int, default=2,
                    help="dl2: fit on the N smallest server counts x N smallest worker counts")
@@ -219,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--train-workers", default="1,2",
                    help="matrix: worker counts of the ns-3 calibration runs (at most 2; "
                         "default 1,2)")
+    v.add_argument("--dl2-extra", action="append", choices=("most-servers", "most-workers"),
+                   help="matrix: calibrate DL2 on this run too, beside the 2 servers x 2 workers "
+                        "(most-servers: the most servers at the fewest workers; most-workers: the "
+                        "most workers at the fewest servers; repeatable)")
     v.add_argument("--format", choices=("table", "json", "markdown"), default="table",
                    help="markdown: the README's matrix (matrix only)")
 

@@ -211,3 +211,27 @@ def test_classes_summary_by_hand():
     assert lines[2] == "| sync, loss-free | 4.0% | 8% | 1 of 2 | 75% |"
     assert lines[3] == "| sync, lossy | 20.0% | 50% | 0 of 1 | 0% |"
     assert len(lines) == 4
+
+
+def test_dl2_extra_runs_move_one_configuration_from_test_to_train():
+    from perfmodel.cli import build_parser
+    from perfmodel.fit.validation import DL2_EXTRA_RUNS, _split_dl2
+
+    recs = [r for r in dl2.load_builtin() if not r.failed and r.model == "vgg-16"]
+    train, test = _split_dl2(recs)
+    more, rest = _split_dl2(recs, extra_runs=("most-servers",))
+    assert {(r.n_ps, r.n_workers) for r in train} == {(1, 1), (1, 2), (2, 1), (2, 2)} & \
+        {(r.n_ps, r.n_workers) for r in recs}
+    added = {(r.n_ps, r.n_workers) for r in more} - {(r.n_ps, r.n_workers) for r in train}
+    most = max(r.n_ps for r in recs if r.n_workers == min(r.n_workers for r in recs))
+    assert added == {(most, 1)} and len(more) + len(rest) == len(recs)
+    workers = _split_dl2(recs, extra_runs=("most-workers",))[0]
+    assert max(r.n_workers for r in workers) == max(r.n_workers for r in recs if r.n_ps == 1)
+    with pytest.raises(SpecError, match="extra_runs"):
+        _split_dl2(recs, extra_runs=("everything",))
+    cells = dl2_cells(dnns=["vgg-16"], extra_runs=("most-servers",))
+    assert next(c for c in cells if c.stage == "selected").n_train == len(more)
+    # the CLI offers the same names
+    action = next(a for a in build_parser()._subparsers._group_actions[0].choices["validate"]
+                  ._actions if a.dest == "dl2_extra")
+    assert tuple(action.choices) == DL2_EXTRA_RUNS

@@ -34,7 +34,8 @@ def _validate_matrix(args) -> str:
     if corpus is not None and set(only) == {"corpus"}:
         return json_text(corpus[1]) if args.format == "json" else corpus[2]
     matrix = validation_matrix(dl2="dl2" in only, ns3="ns3" in only, ns3_path=args.ns3,
-                               dnns=args.dnn or None, ns3_train_workers=train)
+                               dnns=args.dnn or None, ns3_train_workers=train,
+                               dl2_extra_runs=tuple(args.dl2_extra or ()))
     if args.format == "json":
         data = matrix.to_dict()
         if corpus is not None:

@@ -109,7 +109,7 @@ from .selection import (
 )
 from .timeouts import timeout_why, timeouts_from_step_times, with_timeout_band
 
-__all__ = ["NS3_PATH", "NS3_COLUMNS", "NS3_TRAIN_WORKERS", "DL2_GROWTH", "Cell", "Matrix",
+__all__ = ["NS3_PATH", "NS3_COLUMNS", "NS3_TRAIN_WORKERS", "DL2_GROWTH", "DL2_EXTRA_RUNS", "Cell", "Matrix",
            "NS3Run", "parse_ns3", "load_ns3", "dl2_cells", "ns3_cells", "validation_matrix"]
 
 #: The committed ns-3 runs.
@@ -238,15 +238,30 @@ def _capped(pred, ceiling) -> list:
     return list(pred) if ceiling is None else list(np.minimum(pred, ceiling))
 
 
-def _split_dl2(recs, train_size=2):
+#: Extra DL2 calibration runs beside the 2 x 2 (``dl2_cells(extra_runs=)``): the most
+#: servers at the fewest workers, the most workers at the fewest servers.
+DL2_EXTRA_RUNS = ("most-servers", "most-workers")
+
+
+def _split_dl2(recs, train_size=2, extra_runs: Sequence[str] = ()):
     ps = sorted({r.n_ps for r in recs})[:train_size]
     ws = sorted({r.n_workers for r in recs})[:train_size]
-    train = [r for r in recs if r.n_ps in ps and r.n_workers in ws]
-    test = [r for r in recs if not (r.n_ps in ps and r.n_workers in ws)]
+    cells = {(p, w) for p in ps for w in ws}
+    for extra in extra_runs:
+        if extra not in DL2_EXTRA_RUNS:
+            raise SpecError("extra_runs", f"expected names from {', '.join(DL2_EXTRA_RUNS)}, "
+                                          f"got {extra!r}")
+        if extra == "most-servers":
+            cells.add((max(r.n_ps for r in recs if r.n_workers == ws[0]), ws[0]))
+        else:
+            cells.add((ps[0], max(r.n_workers for r in recs if r.n_ps == ps[0])))
+    train = [r for r in recs if (r.n_ps, r.n_workers) in cells]
+    test = [r for r in recs if (r.n_ps, r.n_workers) not in cells]
     return train, test
 
 
-def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
+def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
+              extra_runs: Sequence[str] = ()) -> list[Cell]:
     """The DL2 part of the matrix (see the module docstring).
 
     Parameters
@@ -255,6 +270,8 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
         Default: the built-in copy.
     dnns : sequence of str, optional
         DNNs to include (default all).
+    extra_runs : sequence of str
+        Calibration runs beside the 2 servers x 2 workers (:data:`DL2_EXTRA_RUNS`).
 
     Returns
     -------
@@ -273,7 +290,8 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
         if not r.failed:
             by_dnn.setdefault(r.model, []).append(r)
     # a container's CPU limit is the testbed's: the largest reading of any DNN's runs
-    capacity = largest_cpu_reading(r for recs in by_dnn.values() for r in _split_dl2(recs)[0])
+    capacity = largest_cpu_reading(r for recs in by_dnn.values()
+                                   for r in _split_dl2(recs, extra_runs=extra_runs)[0])
     if dnns is not None:
         unknown = [d for d in dnns if d not in by_dnn]
         if unknown:
@@ -281,7 +299,7 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None) -> list[Cell]:
         by_dnn = {d: by_dnn[d] for d in dnns}
     cells = []
     for dnn, recs in by_dnn.items():
-        train, test = _split_dl2(recs)
+        train, test = _split_dl2(recs, extra_runs=extra_runs)
         meas = [r.speed for r in test]
         nt, ns = len(train), len(test)
         ceiling = _dl2_ceiling(train, test, capacity)
@@ -781,7 +799,8 @@ class Matrix:
 
 def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
                       dnns: Sequence[str] | None = None,
-                      ns3_train_workers: Sequence[int] = NS3_TRAIN_WORKERS) -> Matrix:
+                      ns3_train_workers: Sequence[int] = NS3_TRAIN_WORKERS,
+                      dl2_extra_runs: Sequence[str] = ()) -> Matrix:
     """The whole matrix (``perfmodel validate matrix``).
 
     Parameters
@@ -794,6 +813,8 @@ def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
         DL2 DNNs (default all).
     ns3_train_workers : sequence of int
         Worker counts of the ns-3 calibration points (:func:`ns3_cells`).
+    dl2_extra_runs : sequence of str
+        DL2 calibration runs beside the 2 x 2 (:func:`dl2_cells`).
 
     Returns
     -------
@@ -801,7 +822,7 @@ def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
     """
     cells, notes = [], []
     if dl2:
-        cells += dl2_cells(dnns=dnns)
+        cells += dl2_cells(dnns=dnns, extra_runs=dl2_extra_runs)
     if ns3:
         if ns3_path is None and not NS3_PATH.exists():
             notes.append(f"no ns-3 runs ({NS3_PATH.name} missing): ns-3 rows left out")
