@@ -360,7 +360,8 @@ def test_choose_prefers_an_exact_candidate_within_tolerance():
 
 def test_select_model_prefers_the_simulator_on_a_fair_link(profile, cluster):
     """Runs of eq. 7 without jitter, which the simulator reproduces: both fit, so on a
-    fair link the simulator (exact there) answers, with the sharing unknown eq. 7 does."""
+    fair link the simulator (exact there) answers, and so with the sharing unknown (the
+    prior takes it as fair); on a FIFO link eq. 7 does."""
     calm = cluster.replace(compute_cv=0.0)
     ms = measured(SyncCoarse("ps"), profile, calm, (1, 2))
     fair = select_model(profile, calm, ms, simulate=True, link_sharing="fair")
@@ -368,7 +369,10 @@ def test_select_model_prefers_the_simulator_on_a_fair_link(profile, cluster):
     names = [s.name for s in fair.scores]
     assert "sim-ps" in names and "sim-fcfs" in names
     unknown = select_model(profile, calm, ms, simulate=True)
-    assert unknown.chosen.name == "sync-ps"
+    assert unknown.chosen.name == "sim-ps"
+    assert next(x for x in unknown.scores if x.name == "sim-ps").exact
+    fifo = select_model(profile, calm, ms, simulate=True, link_sharing="fifo")
+    assert not any(x.exact for x in fifo.scores)
     assert "sim-ps" not in [s.name for s in select_model(profile, calm, ms).scores]
 
 

@@ -14,7 +14,8 @@ measured configurations of one job on one network, this module
   regime; among them those that agree with the prior (below) unless another
   beats them by :data:`EVIDENCE`; the lowest LOO error, and within
   ``tolerance`` of that error one that replays the link exactly (the
-  simulator on a fair link) or else the simplest family (closed form, then
+  simulator on a fair link, or on a link of unknown sharing, which the prior
+  takes as fair) or else the simplest family (closed form, then
   queueing, then simulation);
 * keeps the candidates the runs cannot rule out (:func:`plausible`: LOO error
   within :data:`EVIDENCE` of the chosen one's) as the choice's
@@ -1014,7 +1015,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         For the default candidates: include the trace-driven simulator
         (``sim-ps``, ``sim-fcfs``; slower, most of all on lossy links), as the
         validation matrix does; on a fair link (``link_sharing``)
-        ``sim-ps`` is exact and preferred within the tolerance (:func:`choose`).
+        ``sim-ps`` is exact and preferred within the tolerance (:func:`choose`), and
+        so on a link of unknown sharing, which the prior takes as fair.
     timeout_band : float
         That factor, >= 1 (default :data:`TIMEOUT_BAND`; ``math.inf`` keeps
         every grid value, the estimate first: with calibration points far
@@ -1076,7 +1078,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
             cal = calibrate_candidate(cand, profile, cluster, ms, level=level)
             scores.append(Score(cand.name, cand.family, valid, reason, cal.loo_error,
                                 n_tunables=len(cand.grid),
-                                exact=link_sharing in cand.exact_links,
+                                exact=(link_sharing or PRIOR_LINK) in cand.exact_links,
                                 prior=_agrees_with_prior(cand, link_sharing, mode)))
             fitted.append(cal)
         except (PerfModelError, Infeasible) as err:
