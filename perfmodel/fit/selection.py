@@ -579,7 +579,7 @@ def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: 
     Examples
     --------
     >>> round(extrapolated_halfwidth(0.05, 16, 2), 4)   # hypot(0.05, 0.15 ln 8)
-    0.3161
+    0.3159
     >>> extrapolated_halfwidth(0.05, 16, 2, "linear")
     0.4
     """
