@@ -884,7 +884,7 @@ def _header(profile, t_update, scale, steps, warmup, batches, seed, command, don
     job = zoo.profile(profile)
     status = "complete" if done == total else f"PARTIAL: {done} of {total} regimes so far"
     return [
-        f"# perfmodel ns-3 validation matrix (issue 10 item 4b); {status}",
+        f"# perfmodel ns-3 validation matrix; {status}",
         f"# job: zoo:{profile} model_bytes={job.model_bytes:g} B t_forward={job.t_forward} s "
         f"t_backward={job.t_backward} s batch_size={job.batch_size}; t_update={t_update} s "
         "(ours: the profile has 0), one PS",
