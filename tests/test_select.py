@@ -452,6 +452,12 @@ def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(j
     assert by_name["async-lockstep"].loo_error < by_name["async-mva"].loo_error - 0.02
     assert early.chosen.name == "async-mva" and "cannot show whether" in early.chosen.why
     assert early.chosen.alternatives == ()
+    # ... but the run that would show it is named: where the MVA and lock-step part most
+    k = early.suggested_run
+    assert k is not None and k > 2 and f"at {k} workers" in early.chosen.why
+    mva = AsyncMVA().estimate(profile, net, Config(n_replicas=k, n_ps=1, mode="async"))
+    lock = LockStep().estimate(profile, net, Config(n_replicas=k, n_ps=1, mode="async"))
+    assert mva.throughput > 1.02 * lock.throughput
     # the simulator models a transient, not drifted-apart workers: it must earn its place
     sim = [c for c in default_candidates("async", simulate=True) if c.name == "sim-ps"]
     assert sim and sim[0].lockstep is None

@@ -42,7 +42,14 @@ measured throughput), which the ``why`` says.  Likewise async workers drift
 apart (any jitter, a TCP flow finishing a little early, a lost packet moves a
 worker's phase, and nothing pulls it back), so the lock-step model must earn
 its place the same way; where the regime rules make it the only valid
-closed form (a fair link and near-constant compute, below) it answers.
+closed form (a fair link and near-constant compute, below) it answers.  For
+async jobs only runs of at least :data:`ASYNC_EVIDENCE_WORKERS` workers count
+as evidence: the workers of a run start together, so one or two of them
+cannot show whether they drift apart, and the lock-step model and the
+simulator's transient fit such runs best whatever larger jobs do.  From runs
+of 1-2 workers the MVA (drifted-apart workers) answers, and
+``Selection.suggested_run`` names the worker count where it and the models
+the prior kept out part most: the run that would show the drift.
 
 Regime validity (named options of :func:`select_model`)
 -------------------------------------------------------
@@ -1108,6 +1115,16 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += (f"; the runs cannot tell {', '.join(names)} apart: they differ by "
                 f"{100 * gap:.0f}% at {k} workers, where one more run would settle it "
                 f"(the interval spans them)")
+    elif math.isinf(evidence):   # async from 1-2 workers: which run would show the drift
+        kept = [c for s, c in zip(scores, fitted)
+                if c is not None and s.valid and not s.prior and c is not fitted[pick]]
+        suggestion = (suggest_run(fitted[pick], kept, profile, cluster, ms)
+                      if kept else None)
+        if suggestion is not None:
+            k, gap, names = suggestion
+            why += (f"; whether the workers drift apart decides it: {', '.join(names)} "
+                    f"differ by {100 * gap:.0f}% at {k} workers, where one more run would "
+                    f"settle it (the interval does not span the models the prior keeps out)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
                                  ceiling=ceiling, alternatives=alternatives)
     return Selection(chosen, tuple(scores), tuple(fitted),
