@@ -213,6 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     "perfmodel/zoo/validation/ns3_corpus.csv)")
     v.add_argument("--split", action="append", choices=("train", "test"),
                    help="matrix --only corpus: only this split (repeatable)")
+    v.add_argument("--layers", action="store_true",
+                   help="matrix --only corpus: give the selection each job's per-layer profile "
+                        "(with the regime's overlap) instead of its coarse profile")
     v.add_argument("--ns3", help="matrix: the ns-3 runs CSV (default: the committed "
                                  "perfmodel/zoo/validation/ns3_matrix.csv)")
     v.add_argument("--train-workers", default="1,2",

@@ -76,3 +76,23 @@ def test_cli_reports_the_protocol(tmp_path, capsys):
                  "--split", "test"]) == 0
     rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(("sync", "async"))]
     assert rows and all(ln[18:25].strip() == "test" for ln in rows)
+
+
+def test_points_hold_the_interval_that_coverage_counts():
+    result = evaluate_regime(_first("train", "sync"), simulate=False)
+    assert [p["workers"] for p in result.points] == [3, 4, 6, 8, 12, 16]
+    inside = [p["low"] <= p["measured"] <= p["high"] for p in result.points]
+    assert result.coverage == pytest.approx(sum(inside) / len(inside))
+    for p in result.points:
+        assert p["low"] < p["predicted"] < p["high"]
+
+
+def test_a_per_layer_profile_without_overlap_answers_as_the_coarse_one():
+    # without overlap a layer-level trace is the coarse profile's phases in order: the same
+    # choice and the same errors (the simulator runs the trace, the others its coarse profile)
+    rows = next(rs for rs in BY_REGIME.values() if rs[0]["overlap"] == "0"
+                and rs[0]["mode"] == "sync" and rs[0]["buffer"] == "deep" and len(rs) == 8)
+    coarse = evaluate_regime(rows)
+    layered = evaluate_regime(rows, layers=True)
+    assert layered.chosen == coarse.chosen
+    assert layered.mean_error == pytest.approx(coarse.mean_error, rel=0.02)

@@ -120,13 +120,21 @@ def _measurements(rows: list[dict]) -> list[Measurement]:
 
 
 def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAIN_WORKERS,
-                    simulate: bool = True, **options) -> RegimeResult:
+                    simulate: bool = True, layers: bool = False, **options) -> RegimeResult:
     """Replay the user's path on one regime's rows (all with the same ``regime``);
-    ``options`` holds further options of :func:`~perfmodel.fit.selection.select_model`."""
+    ``options`` holds further options of :func:`~perfmodel.fit.selection.select_model`.
+    With ``layers`` the user gives the job's per-layer profile (the DNN's
+    :func:`~perfmodel.zoo.pipedream_trace`) instead of its coarse profile."""
     rows = sorted(rows, key=lambda r: int(r["workers"]))
     first = rows[0]
     profile = zoo.profile(f"{first['dnn']}-pipedream").replace(
         t_update=float(first["t_update"]), batch_size=int(first["batch_size"]))
+    overlap = first["overlap"] in ("1", "True", "true")
+    given = profile   # what the user gives select_model; the models are asked with profile
+    if layers:
+        given = zoo.pipedream_trace(first["dnn"], t_update=float(first["t_update"]),
+                                    overlap=overlap)
+        profile = given.coarse_profile()
     cluster = Cluster(machines=max(int(r["workers"]) for r in rows) + int(first["n_ps"]),
                       nic_bandwidth=float(first["bandwidth"]),
                       compute_cv=float(first["compute_cv"]), retransmit_timeout=MIN_RTO)
@@ -134,8 +142,7 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     train = [m for m in ms if m.workers in train_workers]
     test = [m for m in ms if m.workers not in train_workers]
     test_rows = [r for r in rows if int(r["workers"]) not in train_workers]
-    overlap = first["overlap"] in ("1", "True", "true")
-    selection = select_model(profile, cluster, train, mode=first["mode"], overlap=overlap,
+    selection = select_model(given, cluster, train, mode=first["mode"], overlap=overlap,
                              simulate=simulate, **options)
     meas = np.array([m.throughput for m in test])
     chosen = selection.chosen
@@ -253,7 +260,8 @@ class CorpusReport:
 def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "test"),
                     regimes: Sequence[str] | None = None,
                     train_workers: Sequence[int] = TRAIN_WORKERS,
-                    simulate: bool = True, progress=None, **options) -> CorpusReport:
+                    simulate: bool = True, layers: bool = False, progress=None,
+                    **options) -> CorpusReport:
     """The held-out protocol on every regime of the corpus (module notes).
 
     Parameters
@@ -272,6 +280,9 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "
         The simulator among the candidates.
     progress : callable, optional
         Called with (done, total) after each regime.
+    layers : bool
+        The user gives each job's per-layer profile (with the regime's overlap) instead
+        of its coarse profile (:func:`evaluate_regime`).
     **options
         Further options of :func:`~perfmodel.fit.selection.select_model`
         (``extrapolation``, ``tolerance`` ...), to compare rules on ``train``.
@@ -294,7 +305,7 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "
             continue
         try:
             results.append(evaluate_regime(group, train_workers=train_workers,
-                                           simulate=simulate, **options))
+                                           simulate=simulate, layers=layers, **options))
         except (PerfModelError, Infeasible) as err:
             notes.append(f"{name}: {err}")
         if progress is not None:

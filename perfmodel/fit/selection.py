@@ -986,7 +986,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         (:class:`~perfmodel.sim.trace.Trace`: PyTorch profiler, PipeDream
         ``graph.txt``, Chrome trace).  With a trace the closed forms and the
         queueing model read its coarse profile (:meth:`Trace.coarse_profile`)
-        and the simulator runs the trace itself, layer by layer.
+        and the simulator runs the trace itself, layer by layer, with the
+        overlap the trace was built with (build it with the job's: the
+        ``overlap`` argument reaches only the other candidates).
     cluster : Cluster
         The network before calibration (its ``compute_cv`` is read when
         ``compute_cv`` is None).
