@@ -1110,23 +1110,17 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += "; the runs' CPU readings are unused without cpu_capacity"
     alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling)
                          for i in plausible(scores, pick, evidence=evidence))
-    suggestion = (suggest_run(fitted[pick], alternatives, profile, cluster, ms)
-                  if alternatives else None)
+    others, lead, spans = alternatives, "the runs cannot tell {} apart: they", "spans them"
+    if not alternatives and math.isinf(evidence):   # async from 1-2 workers: show the drift
+        others = [c for s, c in zip(scores, fitted)
+                  if c is not None and s.valid and not s.prior and c is not fitted[pick]]
+        lead = "whether the workers drift apart decides it: {}"
+        spans = "does not span the models the prior keeps out"
+    suggestion = suggest_run(fitted[pick], others, profile, cluster, ms) if others else None
     if suggestion is not None:
         k, gap, names = suggestion
-        why += (f"; the runs cannot tell {', '.join(names)} apart: they differ by "
-                f"{100 * gap:.0f}% at {k} workers, where one more run would settle it "
-                f"(the interval spans them)")
-    elif math.isinf(evidence):   # async from 1-2 workers: which run would show the drift
-        kept = [c for s, c in zip(scores, fitted)
-                if c is not None and s.valid and not s.prior and c is not fitted[pick]]
-        suggestion = (suggest_run(fitted[pick], kept, profile, cluster, ms)
-                      if kept else None)
-        if suggestion is not None:
-            k, gap, names = suggestion
-            why += (f"; whether the workers drift apart decides it: {', '.join(names)} "
-                    f"differ by {100 * gap:.0f}% at {k} workers, where one more run would "
-                    f"settle it (the interval does not span the models the prior keeps out)")
+        why += (f"; {lead.format(', '.join(names))} differ by {100 * gap:.0f}% at {k} "
+                f"workers, where one more run would settle it (the interval {spans})")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
                                  ceiling=ceiling, alternatives=alternatives)
     return Selection(chosen, tuple(scores), tuple(fitted),
