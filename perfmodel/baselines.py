@@ -146,7 +146,7 @@ class LinAsync:
                 "n_ps": config.n_ps, "steps_per_second": sol.throughput,
                 "utilization": dict(sol.utilization),
                 "t_downlink": self.t_downlink, "t_uplink": self.t_uplink,
-                "equation": "Lin et al. 2018 = seed 003 eqs. 1-5 without eq. 6"}
+                "equation": "Lin et al. 2018 = Li et al. 2022 eqs. 1-5 without eq. 6"}
         return _q.estimate_from_solution(sol, workload, config, meta)
 
 
@@ -285,7 +285,7 @@ class Cynthia:
         meta = {"model": "Cynthia", "utilization": self.utilization,
                 "split_links": self.split_links, "stretch": stretch,
                 "workers": config.n_replicas, "n_ps": config.n_ps,
-                "equation": "seed 000 Sec. 1: W K / (T_P max(1, W U_1) + 2 T_C)"}
+                "equation": "Li et al. 2020 Sec. 1: W K / (T_P max(1, W U_1) + 2 T_C)"}
         est = Estimate.from_phases(phases, config.n_replicas * workload.batch_size,
                                    epoch_samples=config.epoch_samples, meta=meta)
         return dataclasses.replace(est, bottleneck="network" if stretch > 1 else "worker")

@@ -52,7 +52,7 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
                        help=f"override the profile's {name} (unit string, e.g. 100MB or 40ms)")
     p.add_argument("--batch-size", type=int, help="override the profile's batch size")
     p.add_argument("--sharing", choices=("ps", "fcfs", "hybrid"),
-                   help="link sharing of the sync model (default hybrid, seed 003 eq. 9)")
+                   help="link sharing of the sync model (default hybrid, Li et al. 2022 eq. 9)")
     p.add_argument("--sharing-weight", type=float, help="weight of PS against FCFS (default 0.5)")
     p.add_argument("--overlap", action="store_true", help="overlap communication and compute (eq. 10)")
     p.add_argument("--algorithm", choices=("ring", "tree"), help="all-reduce algorithm")
@@ -69,7 +69,7 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
                    help="layerwise: what must fit in cache (default: worker for predict, "
                         "layer for optimize, which keeps the dynamic program exact)")
     p.add_argument("--discipline", choices=("ps", "fcfs", "hybrid"),
-                   help="async/lin: link discipline of the MVA (default hybrid, seed 003 eq. 5)")
+                   help="async/lin: link discipline of the MVA (default hybrid, Li et al. 2022 eq. 5)")
     p.add_argument("--rho-threshold", type=float, help="async/lin: rho_T of eq. 5 (default 0.6)")
     p.add_argument("--residual", choices=("deterministic", "exponential"),
                    help="async/lin: FCFS residual of eq. 2 (default deterministic, as printed)")
@@ -162,16 +162,16 @@ def build_parser() -> argparse.ArgumentParser:
                                              "process; 1: no pool)")
     sw.add_argument("--chunk-size", type=int, default=250, help="points per task (default 250)")
 
-    o = sub.add_parser("optimize", help="find the best configuration (default: seed 004's "
+    o = sub.add_parser("optimize", help="find the best configuration (default: Yan et al. 2015's "
                                         "ImageNet-22K DNN on its 20-machine cluster)")
     _add_job_flags(o, with_format=("table", "json"), model="layerwise")
     o.add_argument("--machines", type=int, help="machine budget (default: the cluster's)")
     o.add_argument("--objective", choices=("throughput", "time", "cost"), default="throughput")
     o.add_argument("--top", type=int, default=5, help="ranked configurations to show")
-    o.add_argument("--rank", help="layerwise: rank these W/R/PS configurations, e.g. seed 004 "
+    o.add_argument("--rank", help="layerwise: rank these W/R/PS configurations, e.g. Yan et al. 2015 "
                                    "Table 1: 4/4/4,4/4/2,2/9/2")
     o.add_argument("--spread", action="store_true",
-                   help="layerwise: best and worst over every configuration (seed 004 Fig. 15)")
+                   help="layerwise: best and worst over every configuration (Yan et al. 2015 Fig. 15)")
     o.add_argument("--min-efficiency", type=float,
                    help="coarse models: keep configurations whose scaling efficiency "
                         "(throughput / workers / one worker's) is at least this")
@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="brute force instead of the dynamic program (small instances only; "
                         "the coarse search always is exhaustive)")
 
-    pl = sub.add_parser("place", help="iteration latency of jobs placed in a datacenter (seed 002)")
+    pl = sub.add_parser("place", help="iteration latency of jobs placed in a datacenter (Jain et al.)")
     _add_place_flags(pl)
     pl.add_argument("--plot", help="save the latency CDFs to this PNG or SVG (extra perfmodel[plot])")
     pl.add_argument("--format", choices=("table", "json"), default="table")
@@ -228,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--format", choices=("table", "json", "markdown"), default="table",
                    help="markdown: the README's matrix (matrix only)")
 
-    c = sub.add_parser("calibrate", help="measure seed 004's hardware constants on this machine "
+    c = sub.add_parser("calibrate", help="measure Yan et al. 2015's hardware constants on this machine "
                                          "(`calibrate`), or fit a model's tunables to measured "
                                          "throughputs (`calibrate fit`)")
     c.add_argument("action", nargs="?", choices=("machine", "fit"), default="machine")
@@ -268,8 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     drawn = {"scalability": "throughput over workers per model, saturation points marked",
              "phases": "stacked phase breakdown of the step time over workers (one model)",
              "gantt": "Gantt chart of a few simulated steps of a trace",
-             "cdf": "iteration-latency CDFs of the placement strategies (seed 002 Figs. 8-10)",
-             "search-space": "epoch time over the configuration space (seed 004 Fig. 15)",
+             "cdf": "iteration-latency CDFs of the placement strategies (Jain et al. Figs. 8-10)",
+             "search-space": "epoch time over the configuration space (Yan et al. 2015 Fig. 15)",
              "sweep": "a `perfmodel sweep` table: one line per combination of its other axes"}
     kp = {name: kinds.add_parser(name, help=text, description=text, conflict_handler="resolve")
           for name, text in drawn.items()}

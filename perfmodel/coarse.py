@@ -85,13 +85,13 @@ SYNC_PHASES = ("downlink", "forward", "backward", "uplink", "update")
 #: Phases of an all-reduce step, in time order (single GPU per machine).
 ALLREDUCE_PHASES = ("forward", "backward", "allreduce")
 
-_EQUATION = {("ps", False): "seed 003 eq. 7", ("fcfs", False): "seed 003 eq. 8",
-             ("hybrid", False): "seed 003 eq. 9",
-             ("ps", True): "seed 003 eq. 10 applied to eq. 7 (our extension)",
-             ("fcfs", True): "seed 003 eq. 10 applied to eq. 8 (our extension)",
-             ("hybrid", True): "seed 003 eq. 10",
-             ("ring", False): "seed 003 eq. 11",
-             ("ring", True): "seed 003 eq. 11 with eq. 10's overlap (our extension)",
+_EQUATION = {("ps", False): "Li et al. 2022 eq. 7", ("fcfs", False): "Li et al. 2022 eq. 8",
+             ("hybrid", False): "Li et al. 2022 eq. 9",
+             ("ps", True): "Li et al. 2022 eq. 10 applied to eq. 7 (our extension)",
+             ("fcfs", True): "Li et al. 2022 eq. 10 applied to eq. 8 (our extension)",
+             ("hybrid", True): "Li et al. 2022 eq. 10",
+             ("ring", False): "Li et al. 2022 eq. 11",
+             ("ring", True): "Li et al. 2022 eq. 11 with eq. 10's overlap (our extension)",
              ("tree", False): "binomial tree all-reduce (our extension)",
              ("tree", True): "binomial tree all-reduce with overlap (our extension)"}
 

@@ -1092,8 +1092,8 @@ def _solve_cached(cache: dict, a: dict, discipline, overlap, residual, method) -
 # Model object
 # --------------------------------------------------------------------------
 
-_EQUATION = {"hybrid": "seed 003 eqs. 1-5", "ps": "seed 003 eqs. 1, 4",
-             "fcfs": "seed 003 eqs. 1-3"}
+_EQUATION = {"hybrid": "Li et al. 2022 eqs. 1-5", "ps": "Li et al. 2022 eqs. 1, 4",
+             "fcfs": "Li et al. 2022 eqs. 1-3"}
 
 
 def link_rate(cluster: Cluster) -> float:

@@ -296,7 +296,7 @@ def _field_schema(meta) -> dict:
 
 @dataclass(frozen=True)
 class Layer(Spec):
-    """One DNN layer (seed 004 Sec. 4.1: neurons, weights, connections).
+    """One DNN layer (Yan et al. 2015 Sec. 4.1: neurons, weights, connections).
 
     Counts are per sample.  ``connections`` is Yan et al. 2015's W(l): weighted
     connections from the layer's inputs into it, i.e. multiply-adds of the
@@ -385,7 +385,7 @@ class DNN(Spec):
 
 @dataclass(frozen=True)
 class Profile(Spec):
-    """Coarse single-worker profile of one SGD step (seed 003 Table 3: M, T_F, T_B, T_S)."""
+    """Coarse single-worker profile of one SGD step (Li et al. 2022 Table 3: M, T_F, T_B, T_S)."""
 
     model_bytes: float = spec_field("float", doc="model (and gradient) size M", unit="B",
                                     minimum=0, exclusive_minimum=True)
@@ -429,7 +429,7 @@ class Cluster(Spec):
     cores: int = spec_field("int", doc="cores per machine", minimum=1, default=1)
     latency: float = spec_field("float", doc="one-way network latency", unit="s",
                                 minimum=0, default=0.0)
-    per_flow_cap: float = spec_field("float", doc="largest rate one flow reaches (seed 003 Sec. 4.4)",
+    per_flow_cap: float = spec_field("float", doc="largest rate one flow reaches (Li et al. 2022 Sec. 4.4)",
                                      unit="B/s", minimum=0, exclusive_minimum=True, optional=True)
     gpus_per_machine: int = spec_field("int", doc="accelerators per machine", minimum=1, default=1)
     intra_bandwidth: float = spec_field("float", doc="bandwidth between accelerators of one machine",
@@ -437,11 +437,11 @@ class Cluster(Spec):
     link_efficiency: float = spec_field("float", doc="goodput over line rate (1: nominal rate)",
                                         minimum=0, exclusive_minimum=True, maximum=1, default=1.0)
     sharing_weight: float = spec_field("float", doc="weight of PS sharing against FCFS "
-                                                    "(0.5: seed 003 eq. 9)",
+                                                    "(0.5: Li et al. 2022 eq. 9)",
                                        minimum=0, maximum=1, default=0.5)
     update_growth: float = spec_field("float", doc="g: the PS update of one sync step takes "
                                                    "t_update * ((1 - g) + g * K) with K workers "
-                                                   "(0: once per step, seed 003 eqs. 7-10; 1: once "
+                                                   "(0: once per step, Li et al. 2022 eqs. 7-10; 1: once "
                                                    "per gradient); async applies each gradient "
                                                    "separately at t_update",
                                       minimum=0, maximum=1, default=0.0)
@@ -505,7 +505,7 @@ class Cluster(Spec):
 
 @dataclass(frozen=True)
 class Config(Spec):
-    """A training configuration (seed 004 Fig. 7 naming).
+    """A training configuration (Yan et al. 2015 Fig. 7 naming).
 
     ``n_workers`` is workers per model replica (model parallelism);
     ``n_replicas`` data-parallel replicas; ``n_ps`` parameter servers.  The

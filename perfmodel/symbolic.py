@@ -303,18 +303,18 @@ def forms() -> tuple:
         for sharing in coarse.SHARINGS:
             name = sharing + ("_overlap" if overlap else "")
             if overlap:
-                eq = ("seed 003 eq. 10" if sharing == "hybrid" else
-                      f"seed 003 eq. 10 applied to eq. {_SYNC_EQ[sharing]} (our extension)")
+                eq = ("Li et al. 2022 eq. 10" if sharing == "hybrid" else
+                      f"Li et al. 2022 eq. 10 applied to eq. {_SYNC_EQ[sharing]} (our extension)")
             else:
-                eq = f"seed 003 eq. {_SYNC_EQ[sharing]}"
+                eq = f"Li et al. 2022 eq. {_SYNC_EQ[sharing]}"
             args = _SYNC_ARGS + (("sharing_weight",) if sharing == "hybrid" else ())
             out.append(Form(name, sync_step_expr(sharing, overlap), eq, args,
                             _sync_numeric(sharing, overlap), _LABEL[sharing],
                             _OVERLAP if overlap else ""))
-    out.append(Form("allreduce", allreduce_step_expr(False), "seed 003 eq. 11",
+    out.append(Form("allreduce", allreduce_step_expr(False), "Li et al. 2022 eq. 11",
                     _ALLREDUCE_ARGS, _allreduce_numeric(False), r"\mathrm{AllReduce}"))
     out.append(Form("allreduce_overlap", allreduce_step_expr(True),
-                    "seed 003 eq. 11 with eq. 10's overlap (our extension)", _ALLREDUCE_ARGS,
+                    "Li et al. 2022 eq. 11 with eq. 10's overlap (our extension)", _ALLREDUCE_ARGS,
                     _allreduce_numeric(True), r"\mathrm{AllReduce}", _OVERLAP))
     return tuple(out)
 

@@ -409,7 +409,7 @@ def test_sync_coarse_estimate():
     assert est.bottleneck == "downlink"
     assert est.meta["model"] == "SyncCoarse"
     assert est.meta["sharing"] == "ps" and est.meta["overlap"] is False
-    assert est.meta["equation"] == "seed 003 eq. 7"
+    assert est.meta["equation"] == "Li et al. 2022 eq. 7"
     assert est.meta["workers"] == 4 and est.meta["n_ps"] == 1
 
 
@@ -419,7 +419,7 @@ def test_sync_coarse_defaults_and_no_epoch():
     assert est.epoch_time is None
     est = SyncCoarse(overlap=True).estimate(PROFILE, CLUSTER, Config(n_replicas=4))
     assert est.step_time == pytest.approx(0.53)                  # eq. 10
-    assert est.meta["equation"] == "seed 003 eq. 10"
+    assert est.meta["equation"] == "Li et al. 2022 eq. 10"
 
 
 def test_sync_coarse_uses_cluster_options():

@@ -38,7 +38,7 @@ def test_every_form_listed_once():
     assert tuple(f.name for f in sym.forms()) == NAMES
     for f in sym.forms():
         assert f.expr.free_symbols <= set(f.symbols)
-        assert "seed 003" in f.equation
+        assert "Li et al. 2022" in f.equation
         assert callable(f.numeric)
 
 

@@ -53,7 +53,7 @@ def _optimize_layerwise(args) -> str:
     layers = [{"layer": l["name"], "P": l["partitions"], "H": l["threads"], "R": l["replicas"],
                "workers": ",".join(map(str, l["workers"]))} for l in best["layers"]]
     head = (f"best for {dnn.name} on {args.machines or cluster.machines} machines of "
-            f"{cluster.name or 'the cluster'} (seed 004 layer-wise model, dynamic program): "
+            f"{cluster.name or 'the cluster'} (Yan et al. 2015 layer-wise model, dynamic program): "
             f"{best['n_workers']} workers x {best['n_replicas']} replicas, {best['n_ps']} "
             f"parameter servers, epoch {best['epoch_time'] / 60:.2f} min for {samples:,} samples\n"
             f"searched {result.meta['triples']} resource triples ({data['n_evaluated']:,} layer "

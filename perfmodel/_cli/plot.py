@@ -131,7 +131,7 @@ def _plot_gantt(args, plot):
 
 def _plot_search_space(args, plot):
     if args.model != "layerwise":
-        raise CliError("--model: the search space is seed 004's; use --model layerwise")
+        raise CliError("--model: the search space is Yan et al. 2015's; use --model layerwise")
     if args.working_set is None:
         args.working_set = "layer"  # as `perfmodel optimize` does
     model = model_from_args(args)

@@ -976,7 +976,7 @@ def calibrated_cluster(base: Cluster, calibration: HardwareCalibration) -> Clust
         raise SpecError("base", f"expected a Cluster, got {type(base).__name__}")
     if not isinstance(calibration, HardwareCalibration):
         raise SpecError("calibration", f"expected a HardwareCalibration, got {type(calibration).__name__}")
-    note = (f"seed 004 constants measured by perfmodel.calibrate on "
+    note = (f"Yan et al. 2015 constants measured by perfmodel.calibrate on "
             f"{calibration.machine.get('platform', 'this machine')}")
     source = f"{base.source}; {note}" if base.source else note
     return base.replace(**calibration.to_cluster_fields(), source=source)

@@ -536,7 +536,7 @@ class GST:
         comm = times["fc"] + times["ag"] + times["bc"]
         compute = times["fp"] + times["bp"] + times["up"]
         side, count = barrier_links(n, config.n_ps)
-        meta = {"model": "GST", "equation": "seed 001 eqs. 1-18 (GST, eq. 17 split, eq. 9)",
+        meta = {"model": "GST", "equation": "Zhang et al. 2023 eqs. 1-18 (GST, eq. 17 split, eq. 9)",
                 "workers": n, "n_ps": config.n_ps, "units": self.units,
                 "p50": fixed + strag["p50"], "p99": fixed + strag["p99"],
                 "worker_mean": it["worker_mean"], "sigma": strag["sigma"],
@@ -559,7 +559,7 @@ class GST:
         epoch = first + (iters - 1) * est.step_time
         if self.tail:
             epoch += exposed["bc"] + exposed["up"]
-        meta = dict(est.meta, iterations=iters, epoch_equation="seed 001 eq. 9" +
+        meta = dict(est.meta, iterations=iters, epoch_equation="Zhang et al. 2023 eq. 9" +
                     (" with eq. 2's tail term" if self.tail else ""))
         return dataclasses.replace(est, epoch_time=epoch, meta=meta)
 

@@ -479,7 +479,7 @@ class TraceSim:
                 "retransmit_timeout": res.meta["retransmit_timeout"],
                 "timeout_position": res.meta["timeout_position"],
                 "timeouts": res.meta["timeouts"],
-                "equation": "seed 003 Algorithm 1 (fine-grained simulation)"}
+                "equation": "Li et al. 2022 Algorithm 1 (fine-grained simulation)"}
         return Estimate(step_time=step, throughput=samples, phases=phases,
                         bottleneck=max(phases, key=phases.get), epoch_time=epoch, meta=meta)
 

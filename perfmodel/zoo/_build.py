@@ -58,7 +58,7 @@ __all__ = [
 DNN_DIR = Path(__file__).parent / "dnns"
 
 _FLOP_NOTE = ("Counts are per sample. connections = forward multiply-adds (MACs), "
-              "seed 004's W(l); flops = 2*MACs for conv/fc/softmax layers, one op per "
+              "Yan et al. 2015's W(l); flops = 2*MACs for conv/fc/softmax layers, one op per "
               "output element for pool/norm/act/add/dropout, 0 for flatten/concat. "
               "weights = trainable parameters (incl. biases and batch-norm gamma/beta).")
 
@@ -561,9 +561,9 @@ def adam_mnist() -> DNN:
              "Connections 288,000 + 1,600,000 + 400,000 + 250,000 + 5,000 = 2,543,000 "
              "(paper: about 2.5 million); 681,580 parameters (2.7 MB of 4-byte weights, "
              "0.27 per connection, 96 % in fc1, fc2 and softmax). Kept over conv-heavier, "
-             "weight-lighter variants: seed 004's Table 1 needs MNIST's weight reads to "
+             "weight-lighter variants: Yan et al. 2015's Table 1 needs MNIST's weight reads to "
              "matter (tests/test_table1.py). " + _ADAM_NOTE)
-    return net.dnn("adam-mnist", "seed 004 Sec. 6 MNIST benchmark DNN (Adam, Chilimbi et al. "
+    return net.dnn("adam-mnist", "Yan et al. 2015 Sec. 6 MNIST benchmark DNN (Adam, Chilimbi et al. "
                    "OSDI 2014); shapes assumed", notes)
 
 
@@ -589,7 +589,7 @@ def adam_imagenet22k() -> DNN:
              "fc7 4096->4096; softmax 4096->22000. Total 2,506,555,392 connections (paper: "
              "over 2 billion), 93 % in the conv layers; 177,754,736 parameters (711 MB of "
              "4-byte weights, 0.07 per connection, 98 % in fc6, fc7 and softmax). " + _ADAM_NOTE)
-    return net.dnn("adam-imagenet22k", "seed 004 Sec. 6 ImageNet-22K benchmark DNN (Adam, "
+    return net.dnn("adam-imagenet22k", "Yan et al. 2015 Sec. 6 ImageNet-22K benchmark DNN (Adam, "
                    "Chilimbi et al. OSDI 2014); shapes assumed", notes)
 
 

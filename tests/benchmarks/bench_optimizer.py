@@ -176,7 +176,7 @@ def main(argv=None) -> None:
     n20 = table.get((max(args.layers), 20))
     largest = max((n for (l, n) in table if l == max(args.layers)), default=None)
     k8 = exponents.get(max(args.layers))
-    parts = [f"`optimizer.dp` (exact DP + matching, seed 004 ImageNet-22K, "
+    parts = [f"`optimizer.dp` (exact DP + matching, Yan et al. 2015 ImageNet-22K, "
              f"{max(args.layers)} layers)"]
     if n20 is not None:
         parts.append(f"20 machines in {n20:.3f} s")

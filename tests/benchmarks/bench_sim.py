@@ -120,7 +120,7 @@ def main(argv=None) -> int:
         total += dt
         lines.append(f"{k}:{res.throughput:.2f}")
     print(f"  predict 2..10 workers x {args.steps} steps ({args.mode}, {args.sharing}): "
-          f"{total:.2f} s in all (aim < 5 s; seed 000 Sec. 4.5: 117 s)")
+          f"{total:.2f} s in all (aim < 5 s; Li et al. 2020 Sec. 4.5: 117 s)")
     print(f"    steps/s by workers: {' '.join(lines)}")
     ratio = rate_fast / rate_ref
     print(f"README: sim {fast} {rate_fast / 1e6:.2f}M ops/s, {ratio:.0f}x the transliteration; "
