@@ -1021,8 +1021,8 @@ def estimate_plan(pricer: Pricer, result: DPResult) -> Estimate:
     return pricer.model.evaluate(pricer.dnn, pricer.cluster, result.config, result.plan)
 
 
-def useful_triples(machines: int):
-    """(N_ps, N_mr, N_wr) worth solving under C1, with the servers pruned exactly.
+def useful_triples(machines: int, max_workers: int | None = None):
+    """(N_ps, N_mr, N_wr) worth solving under C1 (and N_wr <= ``max_workers``), servers pruned exactly.
 
     T_epoch depends on N_ps only through min(N_ps, N_wr) in eq. 11, where more
     servers never read slower, so for each (N_mr, N_wr) only the most servers
@@ -1032,7 +1032,7 @@ def useful_triples(machines: int):
     nothing would keep the copies in sync) and with the most useful servers
     (layers may be replicated).
     """
-    for n_workers in range(1, machines + 1):
+    for n_workers in range(1, min(machines, max_workers or machines) + 1):
         for n_replicas in range(1, machines // n_workers + 1):
             spare = machines - n_workers * n_replicas
             if n_replicas == 1:
@@ -1108,7 +1108,8 @@ def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads,
 
 def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int | None = None,
              top: int = 5, epoch_samples: int | None = None, max_threads: int | None = None,
-             exhaustive: bool = False, progress=None):
+             exhaustive: bool = False, progress=None,
+             max_workers_per_replica: int | None = None, check_limit: bool = True):
     """The optimizer of Yan et al. 2015: the best (N_ps, N_mr, N_wr) and layer plans for ``dnn``.
 
     Returns an :class:`optimizer.results.SearchResult` whose candidates carry
@@ -1127,16 +1128,25 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     (``"solved"``) and those the bounds ruled out (``"pruned"``).  With
     ``exhaustive=True`` or a cache model that is not per layer every triple
     is solved in full.
+
+    Model parallelism is limited to ``max_workers_per_replica`` workers per
+    replica, by default the DNN's own ``max_workers_per_replica`` (Yan et al.
+    2015, footnote 7: their DNNs allowed at most 4); pass ``machines`` to lift
+    it.  ``meta["max_workers_per_replica"]`` records the limit and, with
+    ``check_limit``, ``meta["limit_binding"]`` whether it bound the answer:
+    the best configuration without it (solved too, ``meta["unlimited_best"]``)
+    is faster.
     """
     machines = cluster.machines if machines is None else machines
     if machines < 1 or machines > cluster.machines:
         raise SpecError("machines", f"must be in 1..{cluster.machines}, got {machines}")
     if top < 1:
         raise SpecError("top", f"must be >= 1, got {top!r}")
+    max_wr = _workers_limit(dnn, max_workers_per_replica, machines)
     start = time.perf_counter()
     pricer = Pricer(model, dnn, cluster)
     configs = [Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=epoch_samples)
-               for n_ps, n_mr, n_wr in useful_triples(machines)]
+               for n_ps, n_mr, n_wr in useful_triples(machines, max_wr)]
     prune = pricer.exact and not exhaustive
     if prune:
         bounds = triple_bounds(pricer, configs, max_threads=max_threads)
@@ -1183,8 +1193,25 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
         progress(len(configs))
     found.sort(key=lambda item: item[:3])
     ranked = tuple(Candidate(config, make(), t) for t, _, _, config, make in found[:top])
+    meta = {"exact": pricer.exact or exhaustive, "triples": len(configs), "solved": len(found),
+            "pruned": len(configs) - len(found), "max_workers_per_replica": max_wr}
+    if max_wr is not None and check_limit:
+        unlimited = optimize(model, dnn, cluster, machines=machines, top=1,
+                             epoch_samples=epoch_samples, max_threads=max_threads,
+                             exhaustive=exhaustive, max_workers_per_replica=machines).best
+        free_time = unlimited.estimate.epoch_time
+        meta["limit_binding"] = bool(free_time < ranked[0].estimate.epoch_time * (1 - _SLACK))
+        c = unlimited.config
+        meta["unlimited_best"] = {"config": f"{c.n_workers}/{c.n_replicas}/{c.n_ps}",
+                                  "epoch_time": free_time}
     seconds = time.perf_counter() - start
     return SearchResult(best=ranked[0], ranked=ranked, n_evaluated=evaluated, seconds=seconds,
-                        objective="time", meta={"exact": pricer.exact or exhaustive,
-                                                "triples": len(configs), "solved": len(found),
-                                                "pruned": len(configs) - len(found)})
+                        objective="time", meta=meta)
+
+
+def _workers_limit(dnn: DNN, requested: int | None, machines: int) -> int | None:
+    """The largest N_wr to search (None: every N_wr up to ``machines``)."""
+    limit = dnn.max_workers_per_replica if requested is None else requested
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise SpecError("max_workers_per_replica", f"must be an integer >= 1, got {limit!r}")
+    return None if limit is None or limit >= machines else limit

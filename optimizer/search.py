@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from perfmodel.errors import Infeasible, SpecError
+from perfmodel.floors import below_floor, compute_floor, step_floor
 from perfmodel.result import Estimate
-from perfmodel.specs import Cluster, Config
+from perfmodel.specs import Cluster, Config, Profile
 
 from .results import Candidate, SearchResult
 
@@ -114,7 +115,10 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
     -------
     SearchResult
         ``meta["worst"]`` is the worst feasible candidate, so the spread of the
-        space is known.
+        space is known; ``meta["below_floor"]`` lists the candidates refused
+        because the model's step time was below the physical floor of
+        :mod:`perfmodel.floors` (bytes over the busiest link, or the compute):
+        a model that promises what the hardware cannot carry is not answered.
 
     Raises
     ------
@@ -135,7 +139,7 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
                                     servers_capped_by_workers=capped)
     start = time.perf_counter()
     floor = _efficiency_floor(model, workload, cluster, servers, min_efficiency)
-    scored, n, reasons = [], 0, []
+    scored, n, reasons, refused = [], 0, [], []
     for config in configs:
         n += 1
         if progress is not None:
@@ -149,6 +153,11 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
         if est.throughput < floor * workers:
             reasons.append(f"scaling efficiency below {min_efficiency}")
             continue
+        physical = _physical_floor(workload, cluster, config, servers)
+        if below_floor(est.step_time, physical):
+            refused.append(_refusal(config, est, physical))
+            reasons.append(refused[-1]["why"])
+            continue
         scored.append(Candidate(config, est, objective_value(objective, est, config)[0]))
     seconds = time.perf_counter() - start
     if not scored:
@@ -156,7 +165,27 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
         raise Infeasible(f"no configuration fits {machines} machines{why}")
     scored.sort(key=lambda c: objective_value(objective, c.estimate, c.config))
     return SearchResult(best=scored[0], ranked=tuple(scored[:top]), n_evaluated=n,
-                        seconds=seconds, objective=objective, meta={"worst": scored[-1]})
+                        seconds=seconds, objective=objective,
+                        meta={"worst": scored[-1], "below_floor": refused})
+
+
+def _physical_floor(workload, cluster: Cluster, config: Config, servers: str) -> float:
+    """The step floor of :mod:`perfmodel.floors` (0 for a workload it does not price)."""
+    if not isinstance(workload, Profile) or config.n_workers > 1:
+        return 0.0
+    if servers == "ps" and config.n_ps < 1:
+        return compute_floor(workload)
+    return step_floor(workload, cluster, config,
+                      architecture="ps" if servers == "ps" else "allreduce")
+
+
+def _refusal(config: Config, est: Estimate, floor: float) -> dict:
+    """Why a candidate is refused: its step time is below what the hardware allows."""
+    return {"n_replicas": config.n_replicas, "n_ps": config.n_ps, "step_time": est.step_time,
+            "floor": floor,
+            "why": f"{config.n_replicas} workers x {config.n_ps} servers: the model's step of "
+                   f"{est.step_time:.4g} s is below the physical floor of {floor:.4g} s "
+                   f"(bytes over the busiest link, or the compute)"}
 
 
 def _efficiency_floor(model, workload, cluster: Cluster, servers: str,

@@ -23,11 +23,18 @@ C4  f_l(p, h, r) = f_l(p, h', r): the H_l threads of a segment share its
     representation that can violate it is the full mapping f_l(p, h, r)
     of Fig. 7, read by :func:`layer_plan_from_mapping`.
 
-One rule beyond Fig. 7 (named ``"PS"`` in errors, option
-``ps_for_replicas``): with N_mr > 1 model replicas, N_ps >= 1, because the
-replicas share their weights only through parameter servers (Yan et al.
-2015, Sec. 3-4; eqs. 10-11 read weights from the servers).  The layer-wise model
-refuses such a configuration too (``Infeasible``).
+Two rules beyond Fig. 7:
+
+* ``"PS"`` (option ``ps_for_replicas``): with N_mr > 1 model replicas,
+  N_ps >= 1, because the replicas share their weights only through parameter
+  servers (Yan et al. 2015, Sec. 3-4; eqs. 10-11 read weights from the
+  servers).  The layer-wise model refuses such a configuration too
+  (``Infeasible``).
+* ``"MP"`` (:func:`check_model_parallelism`, option ``max_workers``):
+  N_wr <= the largest model parallelism the DNN's architecture allows
+  (``DNN.max_workers_per_replica``).  Yan et al. 2015 (Sec. 6.2, footnote 7)
+  could split their Adam DNNs over at most 4 workers; a search that ignores
+  this answers configurations their system could not run.
 
 Ids are 0-based here (workers 0 .. N_wr - 1, segments p = 0 .. P_l - 1,
 replicas r = 0 .. R_l - 1, threads h = 0 .. H_l - 1); the paper counts from 1.
@@ -71,7 +78,7 @@ from perfmodel.specs import Cluster, Config
 
 __all__ = [
     "CONSTRAINTS", "ConstraintViolation", "Resources", "LayerChoices",
-    "check_config", "check_layer", "check_plan", "layer_plan_from_mapping", "full_mapping",
+    "check_config", "check_model_parallelism", "check_layer", "check_plan", "layer_plan_from_mapping", "full_mapping",
     "resource_triples", "layer_choices", "iter_layer_plans",
     "mapping_count", "layer_space_size", "space_size", "paper_bound",
 ]
@@ -83,6 +90,7 @@ CONSTRAINTS = {
     "C3": "segments of a layer on distinct workers 0 .. n_workers-1",
     "C4": "threads of a segment on the segment's worker",
     "PS": "n_ps >= 1 when n_replicas > 1 (replicas share weights through servers)",
+    "MP": "n_workers <= the DNN's max_workers_per_replica (its architecture's model parallelism)",
 }
 
 
@@ -167,6 +175,24 @@ def check_config(config: Config, cluster: Cluster | None, machines: int | None =
             "PS", "config.n_ps", config.n_ps,
             f"n_replicas = {config.n_replicas} replicas share weights through parameter "
             f"servers: n_ps must be >= 1, got {config.n_ps}", limit=1)
+
+
+def check_model_parallelism(config: Config, max_workers: int | None) -> None:
+    """Check N_wr against the DNN's largest model parallelism (rule ``"MP"``; None: no limit).
+
+    Examples
+    --------
+    >>> check_model_parallelism(Config(n_workers=4, n_replicas=4, n_ps=4), 4)
+    >>> check_model_parallelism(Config(n_workers=8, n_replicas=2, n_ps=2), 4)
+    Traceback (most recent call last):
+    ...
+    perfmodel.errors.ConstraintViolation: config.n_workers: MP: n_workers = 8 exceeds the 4 workers per replica the DNN's architecture allows (max_workers_per_replica)
+    """
+    if max_workers is not None and config.n_workers > max_workers:
+        raise ConstraintViolation(
+            "MP", "config.n_workers", config.n_workers,
+            f"n_workers = {config.n_workers} exceeds the {max_workers} workers per replica the "
+            f"DNN's architecture allows (max_workers_per_replica)", limit=max_workers)
 
 
 # ------------------------------------------------------------------ C2, C3 (C4)
@@ -421,7 +447,8 @@ class LayerChoices(NamedTuple):
 
 
 def resource_triples(machines: int, *, min_ps: int = 0, max_ps: int | None = None,
-                     ps_for_replicas: bool = True) -> Iterator[Resources]:
+                     ps_for_replicas: bool = True,
+                     max_workers: int | None = None) -> Iterator[Resources]:
     """Every (N_ps, N_mr, N_wr) with N_ps + N_mr N_wr <= N (C1), in lexicographic order.
 
     Parameters
@@ -433,6 +460,9 @@ def resource_triples(machines: int, *, min_ps: int = 0, max_ps: int | None = Non
     ps_for_replicas : bool, optional
         Skip N_mr > 1 with N_ps = 0 (rule ``"PS"``: replicas share weights
         through parameter servers), default True.
+    max_workers : int, optional
+        Largest N_wr (rule ``"MP"``, ``DNN.max_workers_per_replica``);
+        default: no limit.
 
     Yields
     ------
@@ -453,11 +483,12 @@ def resource_triples(machines: int, *, min_ps: int = 0, max_ps: int | None = Non
     n = _integer("machines", machines, 1)
     lo = _integer("min_ps", min_ps, 0)
     hi = n - 1 if max_ps is None else min(_integer("max_ps", max_ps, 0), n - 1)
+    top_wr = n if max_workers is None else _integer("max_workers", max_workers, 1)
     for n_ps in range(lo, hi + 1):
         for n_mr in range(1, n - n_ps + 1):
             if ps_for_replicas and n_mr > 1 and n_ps < 1:
                 continue
-            for n_wr in range(1, (n - n_ps) // n_mr + 1):
+            for n_wr in range(1, min((n - n_ps) // n_mr, top_wr) + 1):
                 yield Resources(n_ps, n_mr, n_wr)
 
 

@@ -62,7 +62,10 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
                    help="samples per epoch (default: the zoo DNN's data set, else ImageNet-1k's "
                         f"{DEFAULTS['epoch_samples']:,})")
     p.add_argument("--mw-position", type=float,
-                   help="layerwise: M_w between eq. 11 (0) and eq. 10 (1), default 0.5")
+                   help="layerwise: M_w between eq. 11 (0, default) and eq. 10 (1)")
+    p.add_argument("--read-bandwidth", choices=("machine", "thread"),
+                   help="layerwise: weights read over the whole NIC once per worker (machine, "
+                        "default) or at 1/H of it per thread (thread, eqs. 10-11 as printed)")
     p.add_argument("--cache-model", choices=("blend", "step"), help="layerwise: cache model")
     p.add_argument("--threads", type=int, help="layerwise: threads per worker (default: cores)")
     p.add_argument("--working-set", choices=("worker", "layer"),
@@ -175,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--min-efficiency", type=float,
                    help="coarse models: keep configurations whose scaling efficiency "
                         "(throughput / workers / one worker's) is at least this")
+    o.add_argument("--max-workers-per-replica", type=int, metavar="N",
+                   help="layerwise: largest model parallelism to consider (default: the DNN's "
+                        "limit, 4 for the Adam DNNs of Yan et al. 2015; none for others)")
     o.add_argument("--exhaustive", action="store_true",
                    help="brute force instead of the dynamic program (small instances only; "
                         "the coarse search always is exhaustive)")
@@ -277,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
         _add_job_flags(kp[name], with_format=("table",),
                        model="layerwise" if name == "search-space" else "sync")
         kp[name].add_argument("--format", default="table", help=argparse.SUPPRESS)
+    kp["search-space"].add_argument("--max-workers-per-replica", type=int, metavar="N",
+                                    help="largest model parallelism (default: the DNN's limit)")
     for name in ("scalability", "phases"):
         kp[name].add_argument("--workers", default="1-16" if name == "scalability" else "1,2,4,8,16",
                               help="workers: 1-16, 1-16:2 or 1,2,4 (default: %(default)s)")

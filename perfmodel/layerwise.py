@@ -40,16 +40,18 @@ Decisions where the paper is silent (each a named option or written here):
   the traffic by orders of magnitude).
 * C_ncost is paid by a segment only when it receives remote data (no message,
   no latency); C_ncost(H) = latency + latency_per_thread * (H - 1).
-* C_nbw(H) = C_nbw / H (DESIGN.md), C_nbw = NIC rate x link efficiency.
-  In eqs. 10-11 the paper writes C_nbw(H(l)) too, so by default
-  (``read_bandwidth="thread"``) a weight read also gets 1/H of the NIC.
-  ``read_bandwidth="machine"`` reads at the whole C_nbw (H = 1 in eqs.
-  10-11): the H threads of a worker share one copy of the weights in memory
-  (Sec. 4.2.1, "sharing weights through shared memory"), so the worker
-  fetches them once, not once per thread.  C_ncost(H) keeps H either way.
-* M_w = M_w^min + ``mw_position`` * (M_w^max - M_w^min) (DESIGN.md: 0 best
-  case, 1 worst case); with one replica and no parameter server there is
-  nothing to read and M_w = 0.
+* C_nbw(H) = C_nbw / H (DESIGN.md), C_nbw = NIC rate x link efficiency, for
+  the activations and errors of eq. 6.  Weight reads (eqs. 10-11) default to
+  the whole C_nbw (``read_bandwidth="machine"``, H = 1 in eqs. 10-11): the H
+  threads of a worker share one copy of the weights in memory (Sec. 4.2.1,
+  "sharing weights through shared memory"), so the worker fetches them
+  once, not once per thread.  ``read_bandwidth="thread"`` takes the
+  C_nbw(H(l)) printed in eqs. 10-11, 1/H of the NIC per read.  C_ncost(H)
+  keeps H either way.
+* M_w = M_w^min + ``mw_position`` * (M_w^max - M_w^min), 0 the best case
+  (eq. 11) and 1 the worst (eq. 10).  The default 0 is the case Sec. 6.2.2
+  invokes to explain Table 1 (DESIGN.md); with one replica and no parameter
+  server there is nothing to read and M_w = 0.
 * T_epoch's read term is M_w N_sample / N_read as printed
   (``read_term="printed"``, DESIGN.md): every one of the N_sample / N_read
   reads of the epoch stalls the job for M_w, i.e. the reads of different
@@ -75,7 +77,8 @@ Yan, Ruwase, He, Chilimbi. Performance Modeling and Scalability Optimization of
 Distributed Deep Learning Systems. KDD, 2015.  Sec. 4.1 eqs. 5-8, Sec. 4.2 eqs. 9-11
 and T_epoch, Fig. 7 (configuration variables), Sec. 6 (testbed).
 ``tests/test_table1.py`` reproduces Table 1 and Figs. 8-9 with the defaults and
-with ``read_bandwidth="machine", mw_position=0`` and says what stays off.
+with the printed reading (``read_bandwidth="thread", mw_position=0.5``) and
+says what stays off.
 """
 
 from __future__ import annotations
@@ -496,7 +499,7 @@ class LayerWise:
     Parameters
     ----------
     mw_position : float in [0, 1]
-        Where M_w lies between M_w^min (eq. 11, 0) and M_w^max (eq. 10, 1).
+        Where M_w lies between M_w^min (eq. 11, 0, default) and M_w^max (eq. 10, 1).
     cache_model : {"blend", "step"}
         How C_muladd of streaming layers depends on the cache (see module doc).
     reuse_threshold : float
@@ -504,9 +507,9 @@ class LayerWise:
         weights within a sample and computes at the in-cache rate.
     weight_size : {"parameters", "connections"}
         What W(l) of eqs. 10-11 counts (see module doc).
-    read_bandwidth : {"thread", "machine"}
-        C_nbw(H) = C_nbw / H in eqs. 10-11 as printed (``"thread"``), or the
-        whole NIC, the weights being read once per worker (``"machine"``).
+    read_bandwidth : {"machine", "thread"}
+        The whole NIC, the weights being read once per worker (``"machine"``,
+        default), or C_nbw(H) = C_nbw / H in eqs. 10-11 as printed (``"thread"``).
     read_term : {"printed", "per_replica"}
         T_epoch's read term M_w N_sample / N_read as printed, or divided by
         N_mr (each replica's reads stall only that replica).
@@ -534,11 +537,11 @@ class LayerWise:
     True
     """
 
-    mw_position: float = 0.5
+    mw_position: float = 0.0
     cache_model: str = "blend"
     reuse_threshold: float = 8.0
     weight_size: str = "parameters"
-    read_bandwidth: str = "thread"
+    read_bandwidth: str = "machine"
     read_term: str = "printed"
     working_set: str = "worker"
     threads: int | None = None

@@ -195,7 +195,8 @@ MODELS: Mapping[str, ModelEntry] = _entries(
                            links=("fifo",)))),
     ModelEntry("layerwise", "perfmodel.layerwise:LayerWise",
                "model- and data-parallel training (Yan et al. 2015, Sec. 4, T_epoch)",
-               ("mw_position", "cache_model", "threads", "working_set"), ("sync", "async")),
+               ("mw_position", "read_bandwidth", "cache_model", "threads", "working_set"),
+               ("sync", "async")),
 )
 
 

@@ -342,6 +342,10 @@ class DNN(Spec):
                                     optional=True)
     source: str = spec_field("str", doc="where the architecture comes from", default="")
     notes: str = spec_field("str", doc="assumptions made in writing the spec down", default="")
+    max_workers_per_replica: int = spec_field(
+        "int", doc="largest model parallelism (workers per model replica) the architecture "
+                   "allows; unset: no limit (Yan et al. 2015, Sec. 6.2, footnote 7: their DNNs "
+                   "allowed at most 4)", minimum=1, optional=True)
 
     def _check(self):
         if not self.layers:

@@ -253,7 +253,8 @@ def test_imagenet22k_pruned_ranking_equals_full_ranking():
         config = Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=15_000_000)
         full.append((dp.solve(pricer, config).epoch_time, config.machines, index, config))
     full.sort(key=lambda item: item[:3])
-    got = dp.optimize(model, dnn, cluster, epoch_samples=15_000_000, top=5)
+    got = dp.optimize(model, dnn, cluster, epoch_samples=15_000_000, top=5,
+                      max_workers_per_replica=20)  # the whole space, as `full`
     assert [c.config for c in got.ranked] == [item[3] for item in full[:5]]
     assert [c.score for c in got.ranked] == pytest.approx([item[0] for item in full[:5]], rel=1e-12)
     assert got.meta["pruned"] > 0 and got.meta["solved"] + got.meta["pruned"] == len(full)

@@ -92,7 +92,7 @@ def test_search_space_one_point_per_replicas_workers(tmp_path):
     from optimizer.space import resource_triples
     from perfmodel.layerwise import LayerWise
 
-    cfgs = [t.config() for t in resource_triples(6)]
+    cfgs = [t.config() for t in resource_triples(6, max_workers=4)]  # adam-mnist: at most 4
     ranked = rank_configs(LayerWise(working_set="layer"), zoo.load("adam-mnist"),
                           zoo.cluster("yan2015"), cfgs, epoch_samples=60_000)
     ax = plot.search_space(ranked)

@@ -36,12 +36,17 @@ def _optimize_layerwise(args) -> str:
     dnn, cluster = resolve_spec(args.dnn or DEFAULTS["dnn"], "dnn"), cluster_from_args(args)
     samples = epoch_samples_for(args, dnn.name)
     machines = args.machines or cluster.machines
-    with progress_bar(sum(1 for _ in useful_triples(machines)), "resource triples") as tick:
+    limit = args.max_workers_per_replica
+    triples = sum(1 for _ in useful_triples(machines, limit or dnn.max_workers_per_replica))
+    with progress_bar(triples, "resource triples") as tick:
         result = optimize(model, dnn, cluster, machines=args.machines, top=args.top,
-                          epoch_samples=samples, exhaustive=args.exhaustive, progress=tick)
+                          epoch_samples=samples, exhaustive=args.exhaustive, progress=tick,
+                          max_workers_per_replica=limit)
     data = result.to_dict()
     data["exhaustive"] = bool(args.exhaustive)
     data["exact"] = result.meta["exact"]
+    for key in ("max_workers_per_replica", "limit_binding", "unlimited_best"):
+        data[key] = result.meta.get(key)
     extra = _rank_and_spread(args, model, dnn, cluster, samples, data)
     if args.format == "json":
         return json_text(data)
@@ -57,11 +62,27 @@ def _optimize_layerwise(args) -> str:
             f"{best['n_workers']} workers x {best['n_replicas']} replicas, {best['n_ps']} "
             f"parameter servers, epoch {best['epoch_time'] / 60:.2f} min for {samples:,} samples\n"
             f"searched {result.meta['triples']} resource triples ({data['n_evaluated']:,} layer "
-            f"states) in {data['seconds']:.2f} s\n")
+            f"states) in {data['seconds']:.2f} s\n" + _limit_text(data))
     return (head + table_text(rows, ["rank", "W/R/PS", "machines", "epoch_min", "samples_per_s",
                                  "bottleneck"])
             + "\nper-layer plan of the best:\n" + table_text(layers, ["layer", "P", "H", "R", "workers"])
             + extra)
+
+
+def _limit_text(data: dict) -> str:
+    """One line on the model-parallelism limit, when there is one."""
+    limit = data["max_workers_per_replica"]
+    if limit is None:
+        return ""
+    text = f"model parallelism limited to {limit} workers per replica (the DNN's architecture; " \
+           f"--max-workers-per-replica to change)"
+    if data.get("limit_binding"):
+        other = data["unlimited_best"]
+        text += (f"; without the limit {other['config']} would take "
+                 f"{other['epoch_time'] / 60:.2f} min")
+    elif data.get("limit_binding") is False:
+        text += "; the limit does not bind"
+    return text + "\n"
 
 
 def _rank_and_spread(args, model, dnn, cluster, samples, data) -> str:
@@ -69,14 +90,16 @@ def _rank_and_spread(args, model, dnn, cluster, samples, data) -> str:
     text = ""
     if args.rank:
         ranked = [r.to_dict() for r in rank_configs(model, dnn, cluster, parse_configs(
-            args.rank, "--rank"), epoch_samples=samples)]
+            args.rank, "--rank"), epoch_samples=samples,
+            max_workers_per_replica=args.max_workers_per_replica)]
         data["rank"] = ranked
         rows = [dict(r, rank=i, epoch_min=r["epoch_time"] / 60) for i, r in enumerate(ranked, 1)]
         text += "\nranking of the given configurations (each at its best plan):\n" + table_text(
             rows, ["rank", "config", "epoch_min"])
     if args.spread:
         best, worst, count = space_spread(model, dnn, cluster, machines=args.machines,
-                                          epoch_samples=samples)
+                                          epoch_samples=samples,
+                                          max_workers_per_replica=args.max_workers_per_replica)
         data["spread"] = {"best": best.to_dict(), "worst": worst.to_dict(), "configurations": count,
                           "ratio": worst.epoch_time / best.epoch_time}
         text += (f"\nspread over all {count} configurations: best {best.to_dict()['config']} "
@@ -86,8 +109,12 @@ def _rank_and_spread(args, model, dnn, cluster, samples, data) -> str:
 
 
 def run(args) -> str:
+    if args.max_workers_per_replica is not None and args.max_workers_per_replica < 1:
+        raise CliError(f"--max-workers-per-replica: must be >= 1, got {args.max_workers_per_replica}")
     if args.model == "layerwise":
         return _optimize_layerwise(args)
+    if args.max_workers_per_replica is not None:
+        raise CliError("--max-workers-per-replica: applies to --model layerwise (model parallelism)")
     model = model_from_args(args)
     profile, cluster = profile_from_args(args), cluster_from_args(args)
     machines = args.machines or cluster.machines

@@ -136,13 +136,15 @@ def _plot_search_space(args, plot):
         args.working_set = "layer"  # as `perfmodel optimize` does
     model = model_from_args(args)
     dnn, cluster = resolve_spec(args.dnn or DEFAULTS["dnn"], "dnn"), cluster_from_args(args)
-    configs = [t.config() for t in resource_triples(args.machines or cluster.machines)]
+    limit = args.max_workers_per_replica or dnn.max_workers_per_replica
+    configs = [t.config() for t in resource_triples(args.machines or cluster.machines,
+                                                    max_workers=limit)]
     samples, pricer = epoch_samples_for(args, dnn.name), Pricer(model, dnn, cluster)
     ranked = []
     with progress_bar(len(configs), "configurations") as tick:  # slow on ImageNet-22K
         for done, config in enumerate(configs, 1):
             ranked += rank_configs(model, dnn, cluster, [config], epoch_samples=samples,
-                                   pricer=pricer)
+                                   pricer=pricer, max_workers_per_replica=limit)
             tick(done)
     ax = plot.search_space(ranked)
     ax.set_title(f"{dnn.name} on {len(configs)} configurations of {cluster.name or 'cluster'}",

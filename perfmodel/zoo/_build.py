@@ -123,10 +123,10 @@ class Net:
         self._shapes[name] = layer.out_shape
         return name
 
-    def dnn(self, name: str, source: str, notes: str) -> DNN:
-        """The finished :class:`~perfmodel.specs.DNN`."""
+    def dnn(self, name: str, source: str, notes: str, **fields) -> DNN:
+        """The finished :class:`~perfmodel.specs.DNN` (``fields``: its other spec fields)."""
         return DNN(name=name, layers=tuple(self.layers), input_shape=self.input_shape,
-                   source=source, notes=notes)
+                   source=source, notes=notes, **fields)
 
 
 # ----------------------------------------------------------------------------- layers
@@ -535,8 +535,13 @@ def googlenet() -> DNN:
 
 # ------------------------------------------------------------------- Adam (Yan et al. 2015)
 
-_ADAM_NOTE = ("Seed 004 Sec. 6 (after Chilimbi et al., Project Adam, OSDI 2014) gives only "
-              "the totals; the layer shapes are assumptions of this zoo chosen to match them. "
+#: "The DNN architectures restricted us to model-parallelism of <= 4" (Yan et al. 2015, fn. 7).
+ADAM_MAX_WORKERS = 4
+
+_ADAM_NOTE = ("Yan et al. 2015 Sec. 6 (after Chilimbi et al., Project Adam, OSDI 2014) gives "
+              "only the totals; the layer shapes are assumptions of this zoo chosen to match "
+              "them. Model parallelism is limited to 4 workers per replica (Sec. 6.2, footnote "
+              "7: the DNN architectures restricted it). "
               "Pooling is fused into the conv layers (the papers' layer count): a conv "
               "layer's out_shape is the pooled shape, its connections are the convolution's "
               "MACs, and its neurons the pooled outputs. The softmax layer is the "
@@ -564,7 +569,7 @@ def adam_mnist() -> DNN:
              "weight-lighter variants: Yan et al. 2015's Table 1 needs MNIST's weight reads to "
              "matter (tests/test_table1.py). " + _ADAM_NOTE)
     return net.dnn("adam-mnist", "Yan et al. 2015 Sec. 6 MNIST benchmark DNN (Adam, Chilimbi et al. "
-                   "OSDI 2014); shapes assumed", notes)
+                   "OSDI 2014); shapes assumed", notes, max_workers_per_replica=ADAM_MAX_WORKERS)
 
 
 def adam_imagenet22k() -> DNN:
@@ -590,7 +595,8 @@ def adam_imagenet22k() -> DNN:
              "over 2 billion), 93 % in the conv layers; 177,754,736 parameters (711 MB of "
              "4-byte weights, 0.07 per connection, 98 % in fc6, fc7 and softmax). " + _ADAM_NOTE)
     return net.dnn("adam-imagenet22k", "Yan et al. 2015 Sec. 6 ImageNet-22K benchmark DNN (Adam, "
-                   "Chilimbi et al. OSDI 2014); shapes assumed", notes)
+                   "Chilimbi et al. OSDI 2014); shapes assumed", notes,
+                   max_workers_per_replica=ADAM_MAX_WORKERS)
 
 
 # ----------------------------------------------------------------------------- files
