@@ -90,8 +90,9 @@ MPMATH_E = {
 PROFILE = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01, batch_size=32)
 CLUSTER = Cluster(machines=16, nic_bandwidth="10Gbps", latency=1e-4)
 CONFIG = Config(n_replicas=4, n_ps=2)
+#: The hand sums read eq. 10 as printed: every message at line rate whatever N / K.
 HAND = dict(t_io=0.05, io_pipeline=False, layer_pipeline=False, packet_size=1000.0,
-            agg_a=1e-4, agg_b=1e-9)
+            agg_a=1e-4, agg_b=1e-9, server_link="dedicated")
 HAND_STEP = 0.05 + 0.1 + 0.2 + 0.0801 + 6.999988e-4 + 0.0801 + 0.01
 
 
@@ -592,6 +593,21 @@ def test_model_zero_variance_is_the_hand_sum():
     assert est.meta["comm_comp_ratio"] == pytest.approx((0.1602 + 6.999988e-4) / 0.31)
 
 
+def test_model_shared_server_link_by_hand():
+    """4 workers on 2 servers: each server's link carries 2 workers' shares, both ways."""
+    shared = GST(**dict(HAND, server_link="shared")).estimate(PROFILE, CLUSTER, CONFIG)
+    # eq. 10: 1e-4 s base delay + 2 x 100,000 packets x 1000 B / 1.25 GB/s
+    assert shared.phases["fc"] == pytest.approx(1e-4 + 0.16, rel=1e-12)
+    assert shared.phases["bc"] == pytest.approx(1e-4 + 0.16, rel=1e-12)
+    assert shared.step_time == pytest.approx(HAND_STEP + 2 * 0.08, rel=1e-12)
+    # As many servers as workers: the worker's own link is the barrier, nothing changes.
+    even = CONFIG.replace(n_ps=4)
+    assert GST(**dict(HAND, server_link="shared")).estimate(PROFILE, CLUSTER, even).phases[
+        "fc"] == pytest.approx(GST(**HAND).estimate(PROFILE, CLUSTER, even).phases["fc"])
+    with pytest.raises(SpecError, match="server_link"):
+        GST(server_link="fair")
+
+
 def test_model_straggler_percentiles():
     sigma = 0.02
     est = GST(sigma=sigma, **HAND).estimate(PROFILE, CLUSTER, CONFIG)
@@ -722,7 +738,8 @@ def test_gradient_compression_fig6_optimum_is_0_6():
     # t0 = 0.032 A = 11.52 ms puts the optimum at r = 0.6, as in Fig. 6.
     cluster = Cluster(machines=8, nic_bandwidth="10Gbps")
     config = Config(n_replicas=4, n_ps=1)
-    model = GST(units="sound", layer_pipeline=False, compression_time=0.01152)
+    model = GST(units="sound", layer_pipeline=False, compression_time=0.01152,
+                server_link="dedicated")
     res = best_compression_ratio(model, PROFILE, cluster, config)
     assert res["best"] == pytest.approx(0.6, abs=2e-3)
     times = res["step_times"]

@@ -25,7 +25,17 @@ Decisions on the paper's ambiguities, each a named option:
   ``r_c -> 1``); ``t_c`` is added to FC and every packet count is multiplied
   by ``1 - r_c``;
 * the readings of eqs. 11, 15 and 16 (``units``) are those of
-  :mod:`perfmodel.gst.network`.
+  :mod:`perfmodel.gst.network`;
+* the barrier link (Definition 7) carries every worker's share
+  (``server_link="shared"``, default): with K < N servers, each server's link
+  moves N / K workers' gradients (FC) and models (BC), so eq. 10's bytes of
+  one message are multiplied by ``max(1, N / K)``; with K >= N the worker's
+  own link is the barrier and carries one model.  ``"dedicated"`` reads eq. 10
+  as printed, every message at line rate whatever N: it then predicts steps
+  below what the server's link can carry (e.g. 16 ResNet-50 workers through
+  one 10 Gbps link in 0.1 s), which :mod:`perfmodel.floors` rules out.  Eq. 16,
+  the aggregation delay of N granules over the same link, keeps its meaning
+  (the wait for the last granule; negligible as printed).
 
 References
 ----------
@@ -63,7 +73,7 @@ from .network import UNITS, barrier_links, communication_time, max_aggregation_t
 from .pipelines import layer_pipeline
 
 __all__ = [
-    "PROCESSES", "PHASES", "INTERVALS",
+    "PROCESSES", "PHASES", "INTERVALS", "SERVER_LINKS",
     # use cases (Sec. V-C)
     "compression_time", "speedup_ratio", "best_compression_ratio", "bottleneck_evaluation",
     # model
@@ -77,6 +87,8 @@ PROCESSES = ("io", "fp", "bp", "fc", "ag", "bc", "up")
 PHASES = PROCESSES + ("straggler",)
 #: Intervals :class:`GST` can attach (``interval=``; None: none).
 INTERVALS = ("iteration",)
+#: Readings of the barrier link (``server_link=``, module notes).
+SERVER_LINKS = ("shared", "dedicated")
 
 
 # --------------------------------------------------------------------------
@@ -253,6 +265,9 @@ class GST:
         Power of the compression-time law (2: inverse square).
     tail : bool
         Add eq. 2's last term (BC and UP of the last iteration) to the epoch time.
+    server_link : {"shared", "dedicated"}
+        Whether FC and BC share the barrier link among the N / K workers of a
+        server (default) or run at line rate as printed (module notes).
     interval : {None, "iteration"}
         None (default): a point estimate.  ``"iteration"``: a
         ``throughput_interval`` from the quantiles of the *single-iteration*
@@ -310,11 +325,10 @@ class GST:
     ...                batch_size=32)
     >>> est = GST(sigma=0.01, layer_pipeline=False).estimate(
     ...     prof, Cluster(machines=8, nic_bandwidth="10Gbps"), Config(n_replicas=4, n_ps=1))
-    >>> # 0.1 + 0.2 + 2 * 0.08 + 0.01, AG delay 0.000133 (eqs. 15-16 as printed), 0.01 e(4)
+    >>> # 0.1 + 0.2 + 2 * 4 * 0.08 (4 workers share the server's link) + 0.01,
+    >>> # AG delay 0.000133 (eqs. 15-16 as printed), 0.01 e(4)
     >>> round(est.step_time, 6), est.bottleneck
-    (0.480428, 'bp')
-    >>> round(est.meta["p99"], 6)
-    0.498192
+    (0.96043, 'fc')
     """
 
     sigma: float = 0.0
@@ -342,6 +356,7 @@ class GST:
     compression_time: float = 0.0
     compression_exponent: float = 2.0
     tail: bool = False
+    server_link: str = "shared"
     interval: str | None = None
     level: float = 0.9
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
@@ -371,6 +386,7 @@ class GST:
         for name in ("io_pipeline", "layer_pipeline", "tail"):
             _v.boolean(name, getattr(self, name))
         _v.choice("units", self.units, UNITS)
+        _v.choice("server_link", self.server_link, SERVER_LINKS)
         _v.choice("method", self.method, METHODS)
         if self.interval is not None:
             _v.choice("interval", self.interval, INTERVALS)
@@ -418,7 +434,8 @@ class GST:
                     arrival_rate=self.arrival_rate)
         t_c = (compression_time(r, self.compression_time, self.compression_exponent)
                if self.compression_time > 0 else 0.0)
-        bc = np.asarray(communication_time(pn, bw, **comm), dtype=float)
+        share = max(1.0, n / k) if self.server_link == "shared" else 1.0
+        bc = np.asarray(communication_time(pn * share, bw, **comm), dtype=float)
         fc = bc + w * t_c
         ag = np.asarray(max_aggregation_time(pn, n, k, bw, self.agg_a, self.agg_b,
                                              theta=self.theta, granularity=self.granularity,
@@ -616,7 +633,8 @@ def best_compression_ratio(model: GST, workload: Profile, cluster: Cluster, conf
 
     >>> from perfmodel.specs import Profile, Cluster, Config
     >>> res = best_compression_ratio(
-    ...     GST(units="sound", layer_pipeline=False, compression_time=0.01152),
+    ...     GST(units="sound", layer_pipeline=False, compression_time=0.01152,
+    ...         server_link="dedicated"),
     ...     Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2),
     ...     Cluster(machines=8, nic_bandwidth="10Gbps"), Config(n_replicas=4, n_ps=1))
     >>> round(res["best"], 2), res["step_times"][[0, 60, 95]].round(3)   # r = 0, 0.6, 0.95
