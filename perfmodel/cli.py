@@ -81,6 +81,9 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
     p.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")
     p.add_argument("--units", choices=("printed", "sound"),
                    help="gst: eqs. 11/15/16 as printed or dimensionally sound")
+    p.add_argument("--server-link", choices=("shared", "dedicated"),
+                   help="gst: the N/K workers of a server share its link (shared, default) or "
+                        "every message runs at line rate (dedicated, eq. 10 as printed)")
     p.add_argument("--interval", choices=("iteration",),
                    help="gst: throughput_low/high from the single-iteration time percentiles")
     p.add_argument("--replications", type=int,

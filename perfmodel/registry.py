@@ -181,7 +181,8 @@ MODELS: Mapping[str, ModelEntry] = _entries(
     ModelEntry("gst", "perfmodel.gst.model:GST",
                "Sync-SGD with parameter servers and stragglers, the GST model of "
                "Zhang et al. 2023, eqs. 1-18",
-               ("sigma", "cv", "units", "interval", "level"), ("sync",), "closed form",
+               ("sigma", "cv", "units", "server_link", "interval", "level"), ("sync",),
+               "closed form",
                variants=(Variant("gst", links=(), sets=("matrix",)),)),
     ModelEntry("sim", "perfmodel.sim.model:TraceSim",
                "fine-grained trace-driven simulation (Li et al. 2022, Algorithm 1; "

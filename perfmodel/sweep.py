@@ -96,7 +96,8 @@ from typing import Any
 
 from . import registry, units, zoo
 from .errors import PerfModelError, SpecError
-from .specs import Cluster, Config
+from .floors import below_floor, step_floor
+from .specs import Cluster, Config, Profile
 
 __all__ = ["Grid", "SweepResult", "sweep", "read_table", "write_table", "table_format",
            "grid_records", "FORMATS", "DEFAULT_CHUNK_SIZE", "AUTO_POOL_SECONDS"]
@@ -758,7 +759,10 @@ def grid_records(model: Any, workload: Any, cluster: Cluster, *, workers: Iterab
 
     Each record holds the configuration (``workers``, ``n_ps``, ``bandwidth`` in
     bytes/s) followed by the estimate's fields (``step_time``, ``throughput``,
-    ``phases``, ``bottleneck``, and ``epoch_time`` when known).
+    ``phases``, ``bottleneck``, and ``epoch_time`` when known).  For a
+    profile, ``below_floor`` is True when the step is shorter than the
+    physical floor of :mod:`perfmodel.floors` (the model promises more than
+    the links or the compute allow).
     """
     bandwidths = [cluster.nic_bandwidth] if bandwidths is None else list(bandwidths)
     if n_ps is None:  # all-reduce models have no servers
@@ -771,5 +775,9 @@ def grid_records(model: Any, workload: Any, cluster: Cluster, *, workers: Iterab
         record = {"workers": k, "n_ps": s, "bandwidth": bandwidth}
         record.update(est.to_dict())
         record.pop("meta", None)
+        if isinstance(workload, Profile):
+            arch = "ps" if s >= 1 else "allreduce"
+            record["below_floor"] = below_floor(est.step_time, step_floor(
+                workload, net, config, architecture=arch))
         records.append(record)
     return records

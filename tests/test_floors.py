@@ -1,5 +1,7 @@
 """Physical floors: no model answers a step faster than its links and its compute allow."""
 
+import json
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -112,3 +114,17 @@ def test_search_refuses_estimates_below_the_floor():
         got = search(model, p, c, configs=cfgs, top=3)
         for cand in got.ranked:
             assert not below_floor(cand.estimate.step_time, step_floor(p, c, cand.config))
+
+
+def test_predict_flags_rows_below_the_floor(capsys):
+    from perfmodel.cli import main
+
+    assert main(["predict", "--model", "gst", "--server-link", "dedicated", "--workers", "1,16",
+                 "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["below_floor"] for r in rows] == [False, True]
+    assert main(["predict", "--model", "gst", "--server-link", "dedicated",
+                 "--workers", "16"]) == 0
+    assert "below the physical floor" in capsys.readouterr().out
+    assert main(["predict", "--model", "gst", "--workers", "16"]) == 0
+    assert "below the physical floor" not in capsys.readouterr().out

@@ -99,7 +99,12 @@ def run(args) -> str:
                   f"from the leave-one-out residuals\n")
     elif "throughput_low" in columns and args.model in _INTERVAL_TEXT:  # say what it means
         title += f"throughput_low/high: {100 * model.level:g}% {_INTERVAL_TEXT[args.model]}\n"
-    return title + table_text(rows, columns)
+    floor = [f"{r['workers']} workers x {r['n_ps']} servers" for r in records
+             if r.get("below_floor")]
+    note = (f"warning: below the physical floor (bytes over the busiest link, or the compute): "
+            f"{', '.join(floor)}; the model promises more than the hardware can carry\n"
+            if floor else "")
+    return title + table_text(rows, columns) + note
 
 
 #: What a model's own throughput interval is (`predict` prints it above the table).
