@@ -98,7 +98,9 @@ def test_cluster_loads_and_validates(name):
     raw = json.loads((ZOO / "clusters" / f"{name}.json").read_text(encoding="utf-8"))
     jsonschema.validate(raw, Cluster.json_schema())
     c = zoo.cluster(name)
-    assert c.name == name and "Seed 00" in c.source
+    # Every zoo cluster cites its paper by authors and year.
+    assert c.name == name and ("Li et al. 2022" in c.source or "Yan et al. 2015" in c.source)
+    assert "Seed" not in c.source
     assert Cluster.from_dict(c.to_dict()) == c
 
 
