@@ -193,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--plot", help="save the latency CDFs to this PNG or SVG (extra perfmodel[plot])")
     pl.add_argument("--format", choices=("table", "json"), default="table")
 
-    sm = sub.add_parser("simulate", help="trace-driven simulation (seeds 000 and 003)")
+    sm = sub.add_parser("simulate", help="trace-driven simulation (Li et al. 2020 Algorithm 3.1, "
+                                         "Li et al. 2022 Algorithm 1)")
     sm.add_argument("--trace", required=True,
                     help="trace FILE (JSON/YAML) or zoo:NAME (a PipeDream layer profile, e.g. "
                          "zoo:resnet50)")
@@ -201,9 +202,25 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--bandwidth", default="10Gbps")
     sm.add_argument("--mode", choices=("async", "sync", "allreduce"), default="sync")
     sm.add_argument("--sharing", choices=("ps", "fcfs", "hybrid"), default="hybrid")
-    sm.add_argument("--steps", type=int, default=300)
-    sm.add_argument("--warmup", type=int, default=30)
+    sm.add_argument("--steps", type=int, default=1000,
+                    help="steps per worker, warm-up included (default 1000, as Li et al. 2020)")
+    sm.add_argument("--warmup", type=int, default=50, help="steps left out (default 50)")
     sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
+                    help="zoo traces: push a layer's gradient while earlier layers still "
+                         "compute (default off, as `predict --model sim`); a trace file keeps "
+                         "its own dependencies")
+    sm.add_argument("--servers", type=int,
+                    help="spread a one-server trace over N parameter servers as TensorFlow does "
+                         "(Li et al. 2020, Sec. 5)")
+    sm.add_argument("--window", help="HTTP/2 flow-control window, e.g. 64KiB (Li et al. 2020, "
+                                     "Sec. 3.2.2; default: no flow control)")
+    sm.add_argument("--parsing", metavar="S_PER_BYTE,S_PER_TENSOR",
+                    help="parsing overhead of every received tensor, e.g. 1e-10,50e-6 "
+                         "(Li et al. 2020, Sec. 3.2.1; default none)")
+    sm.add_argument("--order", choices=("in_order", "reverse", "random", "critical_path"),
+                    help="order of a worker's parameter pulls (Li et al. 2020, Sec. 3.3; "
+                         "default: as profiled)")
     sm.add_argument("--per-flow-cap", help="largest rate of one flow, e.g. 10Gbps")
     sm.add_argument("--chrome-trace", help="write a Chrome trace (chrome://tracing) of 20 steps")
     sm.add_argument("--format", choices=("table", "json"), default="table")

@@ -324,6 +324,38 @@ def test_simulate_matches_library(tmp_path, capsys):
     assert code == 2 and "cycle.json" in err and "cycle" in err
 
 
+def test_simulate_options_match_the_library(capsys):
+    """--servers, --window, --parsing, --order and --overlap are the library's trace options."""
+    from perfmodel.sim import add_parsing_overhead, order_transmissions, simulate, split_servers
+
+    code, out, _ = run(capsys, "simulate", "--trace", "zoo:alexnet", "--workers", "3",
+                       "--steps", "30", "--warmup", "5", "--overlap", "--servers", "2",
+                       "--window", "64KiB", "--parsing", "1e-10,5e-5", "--order", "reverse",
+                       "--format", "json")
+    assert code == 0
+    trace = split_servers(zoo.pipedream_trace("alexnet", overlap=True), 2)
+    trace = order_transmissions(add_parsing_overhead(trace, 1e-10, 5e-5), "reverse", "downlink")
+    expected = simulate(trace, 3, 1.25e9, "sync", "hybrid", steps=30, warmup=5, seed=0,
+                        window=65536)
+    assert json.loads(out)[0]["throughput"] == pytest.approx(expected.throughput, rel=1e-12)
+
+
+def test_simulate_and_predict_sim_agree_on_overlap_and_say_it(capsys):
+    """Both default to no overlap, on the same job (ResNet-50's measured profile, 1 worker)."""
+    code, out, _ = run(capsys, "simulate", "--trace", "zoo:resnet50", "--workers", "1",
+                       "--steps", "20", "--warmup", "2", "--format", "json")
+    sim_step = json.loads(out)[0]["step_time"]
+    code, out, _ = run(capsys, "predict", "--model", "sim", "--workers", "1", "--format", "json")
+    assert json.loads(out)[0]["step_time"] == pytest.approx(sim_step, rel=1e-9)
+    assert "overlap off" in run(capsys, "simulate", "--trace", "zoo:resnet50", "--workers", "1",
+                                "--steps", "20", "--warmup", "2")[1]
+    assert "overlap off" in run(capsys, "predict", "--model", "sim", "--workers", "1")[1]
+    code, _, err = run(capsys, "simulate", "--trace", "tests/data/sim/tiny.json", "--overlap")
+    assert code == 2 and "--overlap" in err
+    code, _, err = run(capsys, "simulate", "--trace", "zoo:resnet50", "--parsing", "fast")
+    assert code == 2 and "--parsing" in err
+
+
 def test_calibrate_fit_matches_library(capsys):
     from perfmodel import io as pio
     from perfmodel.fit.grid import fit_tunables, grid_range

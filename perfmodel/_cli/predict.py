@@ -92,8 +92,10 @@ def run(args) -> str:
         for r in rows:
             r["throughput_low"], r["throughput_high"] = r.pop("throughput_interval", ("", ""))
     name = f"selected {model.name}" if args.measurements else args.model
+    overlap = getattr(model, "overlap", None)
+    said = "" if overlap is None else f"; overlap {'on' if overlap else 'off'}"
     title = (f"{name} model, profile {profile.name or args.profile}, "
-             f"batch {profile.batch_size}; throughput in samples/s\n")
+             f"batch {profile.batch_size}{said}; throughput in samples/s\n")
     if args.measurements:
         title += (f"chosen: {model.why}\nthroughput_low/high: {100 * model.level:.0f}% interval "
                   f"from the leave-one-out residuals\n")
