@@ -101,11 +101,8 @@ __all__ = [
     "DISCIPLINES", "LINK_DISCIPLINES", "METHODS", "RESIDUALS", "STATIONS", "PHASES",
     "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
     "AsyncSolution", "async_solve", "async_throughput", "async_stall_time", "AsyncMVA",
-    "DEFAULT_RHO_THRESHOLD",
 ]
 
-#: rho_T of eq. 5 when neither the model nor the cluster sets one (Li et al. 2022, Sec. 5, AWS).
-DEFAULT_RHO_THRESHOLD = 0.6
 #: Link disciplines of :func:`async_solve`: PS (eq. 4), FCFS (eq. 3), hybrid (eq. 5).
 DISCIPLINES = ("hybrid", "ps", "fcfs")
 #: Scheduling of one queueing station of :func:`mva` (eq. 1 or eq. 2).
@@ -1144,11 +1141,8 @@ class AsyncMVA:
     ----------
     discipline : {"hybrid", "ps", "fcfs"}
         Link discipline: eq. 5 (default), eq. 4, eq. 3.
-    rho_threshold : float or None
-        rho_T of eq. 5, in [0, 1]; None (default): the cluster's
-        ``rho_threshold`` (Li et al. 2022, Sec. 5: 0.5 on CloudLab, 0.6 on AWS,
-        found once per platform), else 0.6.  ``meta["rho_threshold_source"]``
-        says which.
+    rho_threshold : float
+        rho_T of eq. 5, in [0, 1] (default 0.6).
     overlap : bool
         Overlap correction of eq. 6.
     residual : {"deterministic", "exponential"} or float
@@ -1196,7 +1190,7 @@ class AsyncMVA:
     """
 
     discipline: str = "hybrid"
-    rho_threshold: float | None = None
+    rho_threshold: float = 0.6
     overlap: bool = False
     residual: str | float = "deterministic"
     method: str = "auto"
@@ -1205,17 +1199,8 @@ class AsyncMVA:
     uses_parameter_servers: ClassVar[bool] = True
 
     def __post_init__(self):
-        checked_options(self.discipline, DEFAULT_RHO_THRESHOLD if self.rho_threshold is None
-                        else self.rho_threshold, self.overlap, self.method)
+        checked_options(self.discipline, self.rho_threshold, self.overlap, self.method)
         residual_fraction(self.residual)
-
-    def threshold(self, cluster: Cluster) -> tuple[float, str]:
-        """rho_T used on ``cluster`` and where it comes from: the model's, the cluster's, or 0.6."""
-        if self.rho_threshold is not None:
-            return float(self.rho_threshold), "model"
-        if cluster.rho_threshold is not None:
-            return float(cluster.rho_threshold), "cluster.rho_threshold"
-        return DEFAULT_RHO_THRESHOLD, "default"
 
     def solve(self, workload: Profile, cluster: Cluster, config: Config) -> AsyncSolution:
         """The full :class:`AsyncSolution` behind :meth:`estimate`."""
@@ -1223,7 +1208,7 @@ class AsyncMVA:
                      min_servers=1, one_gpu=True)
         return async_solve(workload.model_bytes, link_rate(cluster), workload.t_forward,
                            workload.t_backward, workload.t_update, config.n_replicas,
-                           self.discipline, self.threshold(cluster)[0], self.overlap,
+                           self.discipline, self.rho_threshold, self.overlap,
                            n_ps=config.n_ps, residual=self.residual, method=self.method,
                            t_stall=async_stall_time(cluster.timeout_probability,
                                                     cluster.retransmit_timeout, config.n_ps))
@@ -1254,11 +1239,10 @@ class AsyncMVA:
             machine, or an exact method beyond its state bound.
         """
         sol = self.solve(workload, cluster, config)
-        rho_t, source = self.threshold(cluster)
         eq = _EQUATION[self.discipline] + (" and eq. 6" if self.overlap else "")
         meta = {"model": type(self).__name__, "discipline": self.discipline,
                 "selected": sol.discipline, "rho_fcfs": sol.rho_fcfs,
-                "rho_threshold": rho_t, "rho_threshold_source": source, "overlap": self.overlap,
+                "rho_threshold": self.rho_threshold, "overlap": self.overlap,
                 "residual": self.residual, "method": sol.method, "equation": eq,
                 "workers": config.n_replicas, "n_ps": config.n_ps,
                 "steps_per_second": sol.throughput,
