@@ -187,7 +187,7 @@ from .exhaustive import best_plan
 from .matching import match_segments
 from .plans import canonical_plan, check_chain, compose_plan, state_space
 from .results import Candidate, DPResult, SearchResult
-from .space import layer_choices
+from .space import layer_choices, model_parallelism_limit
 
 __all__ = ["DPResult", "Pricer", "check_chain", "compose_plan", "solve", "canonical_plan",
            "estimate_plan", "useful_triples", "triple_bounds", "optimize"]
@@ -1211,7 +1211,5 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
 
 def _workers_limit(dnn: DNN, requested: int | None, machines: int) -> int | None:
     """The largest N_wr to search (None: every N_wr up to ``machines``)."""
-    limit = dnn.max_workers_per_replica if requested is None else requested
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise SpecError("max_workers_per_replica", f"must be an integer >= 1, got {limit!r}")
+    limit = model_parallelism_limit(dnn, requested)
     return None if limit is None or limit >= machines else limit

@@ -14,7 +14,7 @@ from perfmodel.layerwise import LayerWise
 from perfmodel.specs import DNN, Cluster, Config
 
 from . import dp
-from .space import check_model_parallelism, resource_triples
+from .space import check_model_parallelism, model_parallelism_limit, resource_triples
 
 __all__ = ["Ranked", "rank_configs", "space_spread"]
 
@@ -44,8 +44,7 @@ def rank_configs(model: LayerWise, dnn: DNN, cluster: Cluster, configs, *,
     :class:`~perfmodel.errors.ConstraintViolation` (rule ``"MP"``).
     """
     pricer = pricer or dp.Pricer(model, dnn, cluster)
-    limit = dnn.max_workers_per_replica if max_workers_per_replica is None \
-        else max_workers_per_replica
+    limit = model_parallelism_limit(dnn, max_workers_per_replica)
     out = []
     for config in configs:
         check_model_parallelism(config, limit)
@@ -66,8 +65,7 @@ def space_spread(model: LayerWise, dnn: DNN, cluster: Cluster, *, machines: int 
     beyond the model-parallelism limit (as in :func:`rank_configs`) are left out.
     """
     machines = cluster.machines if machines is None else machines
-    limit = dnn.max_workers_per_replica if max_workers_per_replica is None \
-        else max_workers_per_replica
+    limit = model_parallelism_limit(dnn, max_workers_per_replica)
     configs = [t.config() for t in resource_triples(machines, max_workers=limit)]
     ranked = rank_configs(model, dnn, cluster, configs, epoch_samples=epoch_samples,
                           max_workers_per_replica=limit)

@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from perfmodel.errors import Infeasible, SpecError
-from perfmodel.floors import below_floor, compute_floor, step_floor
+from perfmodel.floors import below_floor, config_floor
 from perfmodel.result import Estimate
-from perfmodel.specs import Cluster, Config, Profile
+from perfmodel.specs import Cluster, Config
 
 from .results import Candidate, SearchResult
 
@@ -153,7 +153,7 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
         if est.throughput < floor * workers:
             reasons.append(f"scaling efficiency below {min_efficiency}")
             continue
-        physical = _physical_floor(workload, cluster, config, servers)
+        physical = config_floor(workload, cluster, config)
         if below_floor(est.step_time, physical):
             refused.append(_refusal(config, est, physical))
             reasons.append(refused[-1]["why"])
@@ -167,16 +167,6 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
     return SearchResult(best=scored[0], ranked=tuple(scored[:top]), n_evaluated=n,
                         seconds=seconds, objective=objective,
                         meta={"worst": scored[-1], "below_floor": refused})
-
-
-def _physical_floor(workload, cluster: Cluster, config: Config, servers: str) -> float:
-    """The step floor of :mod:`perfmodel.floors` (0 for a workload it does not price)."""
-    if not isinstance(workload, Profile) or config.n_workers > 1:
-        return 0.0
-    if servers == "ps" and config.n_ps < 1:
-        return compute_floor(workload)
-    return step_floor(workload, cluster, config,
-                      architecture="ps" if servers == "ps" else "allreduce")
 
 
 def _refusal(config: Config, est: Estimate, floor: float) -> dict:

@@ -78,7 +78,7 @@ from perfmodel.specs import Cluster, Config
 
 __all__ = [
     "CONSTRAINTS", "ConstraintViolation", "Resources", "LayerChoices",
-    "check_config", "check_model_parallelism", "check_layer", "check_plan", "layer_plan_from_mapping", "full_mapping",
+    "check_config", "model_parallelism_limit", "check_model_parallelism", "check_layer", "check_plan", "layer_plan_from_mapping", "full_mapping",
     "resource_triples", "layer_choices", "iter_layer_plans",
     "mapping_count", "layer_space_size", "space_size", "paper_bound",
 ]
@@ -175,6 +175,22 @@ def check_config(config: Config, cluster: Cluster | None, machines: int | None =
             "PS", "config.n_ps", config.n_ps,
             f"n_replicas = {config.n_replicas} replicas share weights through parameter "
             f"servers: n_ps must be >= 1, got {config.n_ps}", limit=1)
+
+
+def model_parallelism_limit(dnn, requested: int | None = None) -> int | None:
+    """The largest N_wr to allow: ``requested`` if given, else the DNN's own (None: no limit).
+
+    Examples
+    --------
+    >>> from perfmodel import zoo
+    >>> model_parallelism_limit(zoo.load("adam-mnist")), model_parallelism_limit(zoo.load("vgg16"), 8)
+    (4, 8)
+    """
+    limit = dnn.max_workers_per_replica if requested is None else requested
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral)
+                              or limit < 1):
+        raise SpecError("max_workers_per_replica", f"must be an integer >= 1, got {limit!r}")
+    return None if limit is None else int(limit)
 
 
 def check_model_parallelism(config: Config, max_workers: int | None) -> None:

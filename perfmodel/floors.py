@@ -33,7 +33,8 @@ from __future__ import annotations
 from .errors import SpecError
 from .specs import Cluster, Config, Profile
 
-__all__ = ["ARCHITECTURES", "link_floor", "compute_floor", "step_floor", "below_floor"]
+__all__ = ["ARCHITECTURES", "link_floor", "compute_floor", "step_floor", "config_floor",
+           "below_floor"]
 
 #: How gradients are exchanged: through parameter servers or by all-reduce.
 ARCHITECTURES = ("ps", "allreduce")
@@ -98,6 +99,20 @@ def step_floor(workload: Profile, cluster: Cluster, config: Config, *,
     """The larger of :func:`link_floor` and :func:`compute_floor`, seconds per step."""
     return max(link_floor(workload, cluster, config, architecture=architecture,
                           model_bytes=model_bytes), compute_floor(workload))
+
+
+def config_floor(workload, cluster: Cluster, config: Config) -> float:
+    """:func:`step_floor` of a data-parallel configuration, its architecture read off it.
+
+    Parameter servers when ``config.n_ps >= 1``, all-reduce otherwise; 0 (no
+    floor known) for a workload that is not a :class:`Profile` or a
+    model-parallel configuration (``n_workers > 1``), whose traffic these
+    bounds do not describe.
+    """
+    if not isinstance(workload, Profile) or config.n_workers > 1:
+        return 0.0
+    return step_floor(workload, cluster, config,
+                      architecture="ps" if config.n_ps >= 1 else "allreduce")
 
 
 def below_floor(step_time: float, floor: float) -> bool:

@@ -96,7 +96,7 @@ from typing import Any
 
 from . import registry, units, zoo
 from .errors import PerfModelError, SpecError
-from .floors import below_floor, step_floor
+from .floors import below_floor, config_floor
 from .specs import Cluster, Config, Profile
 
 __all__ = ["Grid", "SweepResult", "sweep", "read_table", "write_table", "table_format",
@@ -776,8 +776,6 @@ def grid_records(model: Any, workload: Any, cluster: Cluster, *, workers: Iterab
         record.update(est.to_dict())
         record.pop("meta", None)
         if isinstance(workload, Profile):
-            arch = "ps" if s >= 1 else "allreduce"
-            record["below_floor"] = below_floor(est.step_time, step_floor(
-                workload, net, config, architecture=arch))
+            record["below_floor"] = below_floor(est.step_time, config_floor(workload, net, config))
         records.append(record)
     return records

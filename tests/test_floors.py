@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from optimizer import search
 from perfmodel import registry
 from perfmodel.errors import Infeasible, SpecError
-from perfmodel.floors import below_floor, compute_floor, link_floor, step_floor
+from perfmodel.floors import below_floor, compute_floor, config_floor, link_floor, step_floor
 from perfmodel.gst.model import GST
 from perfmodel.specs import Cluster, Config, Profile
 
@@ -53,6 +53,11 @@ def test_floors_by_hand():
     assert compute_floor(p) == pytest.approx(0.3)
     assert step_floor(p, c, Config(n_replicas=16, n_ps=2)) == pytest.approx(0.64)
     assert below_floor(0.5, 0.64) and not below_floor(0.64 * (1 - 1e-7), 0.64)
+    # The architecture is read off the configuration: servers, or all-reduce without them.
+    assert config_floor(p, c, Config(n_replicas=16, n_ps=2)) == pytest.approx(0.64)
+    assert config_floor(p, c, Config(n_replicas=8, n_ps=0)) == pytest.approx(0.3)  # compute
+    assert config_floor(p, c, Config(n_workers=2, n_replicas=8, n_ps=2)) == 0.0
+    assert config_floor("a DNN", c, Config(n_replicas=8, n_ps=2)) == 0.0
     with pytest.raises(SpecError, match="architecture"):
         link_floor(p, c, Config(), architecture="ring")
     with pytest.raises(SpecError, match="n_ps"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from optimizer import search
 from optimizer.dp import optimize, useful_triples
 from optimizer.rank import rank_configs, space_spread
+from optimizer.space import model_parallelism_limit
 
 from .common import (
     DEFAULTS,
@@ -36,8 +37,8 @@ def _optimize_layerwise(args) -> str:
     dnn, cluster = resolve_spec(args.dnn or DEFAULTS["dnn"], "dnn"), cluster_from_args(args)
     samples = epoch_samples_for(args, dnn.name)
     machines = args.machines or cluster.machines
-    limit = args.max_workers_per_replica
-    triples = sum(1 for _ in useful_triples(machines, limit or dnn.max_workers_per_replica))
+    limit = model_parallelism_limit(dnn, args.max_workers_per_replica)
+    triples = sum(1 for _ in useful_triples(machines, limit))
     with progress_bar(triples, "resource triples") as tick:
         result = optimize(model, dnn, cluster, machines=args.machines, top=args.top,
                           epoch_samples=samples, exhaustive=args.exhaustive, progress=tick,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from optimizer.dp import Pricer
 from optimizer.rank import rank_configs
-from optimizer.space import resource_triples
+from optimizer.space import model_parallelism_limit, resource_triples
 
 from .. import io
 from .. import plot as figures
@@ -136,7 +136,7 @@ def _plot_search_space(args, plot):
         args.working_set = "layer"  # as `perfmodel optimize` does
     model = model_from_args(args)
     dnn, cluster = resolve_spec(args.dnn or DEFAULTS["dnn"], "dnn"), cluster_from_args(args)
-    limit = args.max_workers_per_replica or dnn.max_workers_per_replica
+    limit = model_parallelism_limit(dnn, args.max_workers_per_replica)
     configs = [t.config() for t in resource_triples(args.machines or cluster.machines,
                                                     max_workers=limit)]
     samples, pricer = epoch_samples_for(args, dnn.name), Pricer(model, dnn, cluster)
