@@ -75,8 +75,9 @@ class LinAsync:
     discipline : {"hybrid", "ps", "fcfs"}
         Link discipline.  Neither paper of Li et al. says which one [21] used; the
         default is Li et al. 2022's hybrid (eq. 5).
-    rho_threshold : float
-        rho_T of eq. 5 (default 0.6).
+    rho_threshold : float or None
+        rho_T of eq. 5; None (default): the cluster's ``rho_threshold``, else 0.6
+        (as :class:`perfmodel.queueing.AsyncMVA`).
     t_downlink, t_uplink : float or None, s
         Measured one-worker pull and push durations.
     residual : {"deterministic", "exponential"} or float
@@ -107,7 +108,7 @@ class LinAsync:
     """
 
     discipline: str = "hybrid"
-    rho_threshold: float = 0.6
+    rho_threshold: float | None = None
     t_downlink: float | None = None
     t_uplink: float | None = None
     residual: str | float = "deterministic"
@@ -135,14 +136,16 @@ class LinAsync:
         """
         check_inputs(workload, cluster, config, type(self).__name__, modes=None,
                      min_servers=1, one_gpu=True)
+        rho_t, source = _q.resolved_threshold(self.rho_threshold, cluster)
         sol = _q.async_solve(workload.model_bytes, _q.link_rate(cluster), workload.t_forward,
                              workload.t_backward, workload.t_update, config.n_replicas,
-                             self.discipline, self.rho_threshold, False, n_ps=config.n_ps,
+                             self.discipline, rho_t, False, n_ps=config.n_ps,
                              residual=self.residual, t_uplink=self.t_uplink,
                              t_downlink=self.t_downlink)
         meta = {"model": "LinAsync", "discipline": self.discipline,
                 "selected": sol.discipline, "rho_fcfs": sol.rho_fcfs,
-                "rho_threshold": self.rho_threshold, "workers": config.n_replicas,
+                "rho_threshold": rho_t, "rho_threshold_source": source,
+                "workers": config.n_replicas,
                 "n_ps": config.n_ps, "steps_per_second": sol.throughput,
                 "utilization": dict(sol.utilization),
                 "t_downlink": self.t_downlink, "t_uplink": self.t_uplink,

@@ -73,7 +73,8 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
                         "layer for optimize, which keeps the dynamic program exact)")
     p.add_argument("--discipline", choices=("ps", "fcfs", "hybrid"),
                    help="async/lin: link discipline of the MVA (default hybrid, Li et al. 2022 eq. 5)")
-    p.add_argument("--rho-threshold", type=float, help="async/lin: rho_T of eq. 5 (default 0.6)")
+    p.add_argument("--rho-threshold", type=float,
+                   help="async/lin: rho_T of eq. 5 (default: the cluster's rho_threshold, else 0.6)")
     p.add_argument("--residual", choices=("deterministic", "exponential"),
                    help="async/lin: FCFS residual of eq. 2 (default deterministic, as printed)")
     p.add_argument("--sigma", type=float,

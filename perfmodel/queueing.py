@@ -101,8 +101,11 @@ __all__ = [
     "DISCIPLINES", "LINK_DISCIPLINES", "METHODS", "RESIDUALS", "STATIONS", "PHASES",
     "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
     "AsyncSolution", "async_solve", "async_throughput", "async_stall_time", "AsyncMVA",
+    "DEFAULT_RHO_THRESHOLD", "resolved_threshold",
 ]
 
+#: rho_T of eq. 5 when neither the model nor the cluster sets one (Li et al. 2022, Sec. 5, AWS).
+DEFAULT_RHO_THRESHOLD = 0.6
 #: Link disciplines of :func:`async_solve`: PS (eq. 4), FCFS (eq. 3), hybrid (eq. 5).
 DISCIPLINES = ("hybrid", "ps", "fcfs")
 #: Scheduling of one queueing station of :func:`mva` (eq. 1 or eq. 2).
@@ -758,10 +761,27 @@ def _worker_times(name: str, value, workers: int) -> np.ndarray:
     return a
 
 
+def resolved_threshold(rho_threshold, cluster: Cluster) -> tuple[float, str]:
+    """rho_T of eq. 5 and its source: the model's option, else the cluster's, else 0.6.
+
+    Li et al. 2022 (Sec. 5) find rho_T once per platform (0.5 on CloudLab, 0.6
+    on AWS), so a cluster spec carries it and a model option overrides it.
+    """
+    if rho_threshold is not None:
+        return float(rho_threshold), "model"
+    if cluster.rho_threshold is not None:
+        return float(cluster.rho_threshold), "cluster.rho_threshold"
+    return DEFAULT_RHO_THRESHOLD, "default"
+
+
 def checked_options(discipline, rho_threshold, overlap, method):
-    """(rho_T, overlap) of validated MVA options (shared with the baselines)."""
+    """(rho_T, overlap) of validated MVA options (shared with the baselines).
+
+    A None rho_T (the cluster's, resolved per estimate) validates as the default.
+    """
     _v.choice("discipline", discipline, DISCIPLINES)
-    rho_t = _v.scalar("rho_threshold", rho_threshold, maximum=1.0)
+    rho_t = _v.scalar("rho_threshold", DEFAULT_RHO_THRESHOLD if rho_threshold is None
+                      else rho_threshold, maximum=1.0)
     if not isinstance(overlap, (bool, np.bool_)):
         raise SpecError("overlap", f"expected True or False, got {overlap!r}")
     _v.choice("method", method, METHODS)
@@ -1141,8 +1161,11 @@ class AsyncMVA:
     ----------
     discipline : {"hybrid", "ps", "fcfs"}
         Link discipline: eq. 5 (default), eq. 4, eq. 3.
-    rho_threshold : float
-        rho_T of eq. 5, in [0, 1] (default 0.6).
+    rho_threshold : float or None
+        rho_T of eq. 5, in [0, 1]; None (default): the cluster's
+        ``rho_threshold`` (Li et al. 2022, Sec. 5: 0.5 on CloudLab, 0.6 on AWS,
+        found once per platform), else 0.6.  ``meta["rho_threshold_source"]``
+        says which.
     overlap : bool
         Overlap correction of eq. 6.
     residual : {"deterministic", "exponential"} or float
@@ -1190,7 +1213,7 @@ class AsyncMVA:
     """
 
     discipline: str = "hybrid"
-    rho_threshold: float = 0.6
+    rho_threshold: float | None = None
     overlap: bool = False
     residual: str | float = "deterministic"
     method: str = "auto"
@@ -1202,13 +1225,17 @@ class AsyncMVA:
         checked_options(self.discipline, self.rho_threshold, self.overlap, self.method)
         residual_fraction(self.residual)
 
+    def threshold(self, cluster: Cluster) -> tuple[float, str]:
+        """rho_T used on ``cluster`` and where it comes from (see :func:`resolved_threshold`)."""
+        return resolved_threshold(self.rho_threshold, cluster)
+
     def solve(self, workload: Profile, cluster: Cluster, config: Config) -> AsyncSolution:
         """The full :class:`AsyncSolution` behind :meth:`estimate`."""
         check_inputs(workload, cluster, config, type(self).__name__, modes=None,
                      min_servers=1, one_gpu=True)
         return async_solve(workload.model_bytes, link_rate(cluster), workload.t_forward,
                            workload.t_backward, workload.t_update, config.n_replicas,
-                           self.discipline, self.rho_threshold, self.overlap,
+                           self.discipline, self.threshold(cluster)[0], self.overlap,
                            n_ps=config.n_ps, residual=self.residual, method=self.method,
                            t_stall=async_stall_time(cluster.timeout_probability,
                                                     cluster.retransmit_timeout, config.n_ps))
@@ -1239,10 +1266,11 @@ class AsyncMVA:
             machine, or an exact method beyond its state bound.
         """
         sol = self.solve(workload, cluster, config)
+        rho_t, source = self.threshold(cluster)
         eq = _EQUATION[self.discipline] + (" and eq. 6" if self.overlap else "")
         meta = {"model": type(self).__name__, "discipline": self.discipline,
                 "selected": sol.discipline, "rho_fcfs": sol.rho_fcfs,
-                "rho_threshold": self.rho_threshold, "overlap": self.overlap,
+                "rho_threshold": rho_t, "rho_threshold_source": source, "overlap": self.overlap,
                 "residual": self.residual, "method": sol.method, "equation": eq,
                 "workers": config.n_replicas, "n_ps": config.n_ps,
                 "steps_per_second": sol.throughput,

@@ -462,6 +462,11 @@ class Cluster(Spec):
         "float", doc="length of one stall: the TCP minimum retransmission timeout "
                      "(Linux 200 ms; ns-3 1 s)", unit="s", minimum=0, exclusive_minimum=True,
         default=0.2)
+    rho_threshold: float = spec_field(
+        "float", doc="rho_T of Li et al. 2022 eq. 5 on this cluster: below this FCFS "
+                     "utilization the async MVA takes the FCFS solution (Sec. 5 found 0.5 on "
+                     "CloudLab, 0.6 on AWS); unset: the model's own (0.6)",
+        minimum=0, maximum=1, optional=True)
     # Yan et al. 2015 hardware constants (Sec. 4), measured by `perfmodel calibrate`.
     c_muladd: float = spec_field("float", doc="C_muladd: one multiply-add with its data in cache",
                                  unit="s", minimum=0, exclusive_minimum=True, optional=True)

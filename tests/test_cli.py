@@ -367,7 +367,9 @@ def test_calibrate_fit_matches_library(capsys):
     expected = fit_tunables("async", zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge"),
                             pio.load_measurements("tests/data/measurements_small.csv"),
                             {"rho_threshold": grid_range(0.1, 1.0, 0.1)})
-    assert json.loads(out)["best"] == pytest.approx(expected.best)
+    # rho_T is a cluster field (Li et al. 2022 find it per platform): calibrated into the
+    # cluster file, at the value the model-option fit finds.
+    assert json.loads(out)["params"] == pytest.approx(expected.best)
     code, _, err = run(capsys, "calibrate", "fit", "--grid", "rho_threshold=0.1:1:0.1")
     assert code == 2 and "--measurements" in err
 

@@ -20,6 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel import queueing as q
+from perfmodel import zoo
+from perfmodel.baselines import LinAsync
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.queueing import (
     AsyncMVA,
@@ -629,3 +631,26 @@ def test_equal_to_itself_across_methods_large():
     a = async_throughput(M, B, tf, TB, TS, 16, method="exact")
     b = async_throughput(M, B, tf, TB, TS, 16, method="binary")
     assert a == pytest.approx(b, rel=1e-12)
+
+
+def test_rho_threshold_comes_from_the_model_then_the_cluster_then_0_6():
+    """Li et al. 2022 Sec. 5: rho_T is found once per platform (0.5 CloudLab, 0.6 AWS)."""
+    AsyncMVA, DEFAULT_RHO_THRESHOLD = q.AsyncMVA, q.DEFAULT_RHO_THRESHOLD
+    assert zoo.cluster("cloudlab-d430").rho_threshold == 0.5
+    assert zoo.cluster("aws-p3.2xlarge").rho_threshold == 0.6
+    plain = Cluster(machines=8, nic_bandwidth="1Gbps")
+    assert AsyncMVA().threshold(plain) == (DEFAULT_RHO_THRESHOLD, "default")
+    assert AsyncMVA().threshold(plain.replace(rho_threshold=0.5)) == (0.5, "cluster.rho_threshold")
+    assert AsyncMVA(rho_threshold=0.9).threshold(plain.replace(rho_threshold=0.5)) == (0.9, "model")
+    # The cluster's rho_T answers exactly as the same value given to the model.
+    p = Profile(model_bytes=50e6, t_forward=0.1, t_backward=0.2, t_update=0.01, batch_size=32)
+    cfg = Config(n_replicas=3, n_ps=1, mode="async")
+    for rho in (0.1, 0.5, 0.9):
+        via_cluster = AsyncMVA().estimate(p, plain.replace(rho_threshold=rho), cfg)
+        via_model = AsyncMVA(rho_threshold=rho).estimate(p, plain, cfg)
+        assert via_cluster.throughput == via_model.throughput
+        assert via_cluster.meta["rho_threshold"] == rho
+        assert via_cluster.meta["rho_threshold_source"] == "cluster.rho_threshold"
+        lin = LinAsync().estimate(p, plain.replace(rho_threshold=rho), cfg)
+        assert lin.meta["rho_threshold"] == rho
+        assert lin.throughput == LinAsync(rho_threshold=rho).estimate(p, plain, cfg).throughput

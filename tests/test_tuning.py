@@ -50,6 +50,20 @@ ASYNC_CONFIGS = [(w, 1, "10Gbps") for w in range(1, 8)] + [(w, 1, "25Gbps") for 
 
 # ------------------------------------------------------------------ recovery
 
+def test_rho_threshold_fits_the_same_as_model_option_or_cluster_field(profile, cluster):
+    """AsyncMVA's rho_threshold=None defers to the cluster's field, so an unprefixed grid
+    key names the model option (it overrides the cluster's 0.6) and cluster.rho_threshold
+    tunes the field: both find the truth with the same errors."""
+    assert cluster.rho_threshold == 0.6
+    truth = AsyncMVA(rho_threshold=0.3)
+    ms = synthetic(truth, profile, cluster, ASYNC_CONFIGS)
+    via_model = fit_tunables("async", profile, cluster, ms, {"rho_threshold": RHO_GRID})
+    via_cluster = fit_tunables("async", profile, cluster, ms, {"cluster.rho_threshold": RHO_GRID})
+    assert via_model.model.rho_threshold == 0.3 and via_model.cluster.rho_threshold == 0.6
+    assert via_cluster.model.rho_threshold is None and via_cluster.cluster.rho_threshold == 0.3
+    assert via_model.cv_errors == via_cluster.cv_errors == (0.0,) * len(ms)
+
+
 def test_async_rho_threshold_recovered_exactly(profile, cluster):
     truth = AsyncMVA(rho_threshold=0.3)
     ms = synthetic(truth, profile, cluster, ASYNC_CONFIGS)

@@ -56,7 +56,8 @@ def _calibration(profile, cluster, measurements, args, params, grid, cv):
                                  search=args.search,
                                  source=args.measurements)
     except SpecError as err:
-        flag = {"params": "--params", "grids": "--grid"}.get(err.field.split(".")[0])
+        flag = {"params": "--params" if args.params else "--grid",
+                "grids": "--grid"}.get(err.field.split(".")[0])
         if flag is None:
             raise
         raise CliError(f"{flag}: {err}") from None

@@ -268,6 +268,8 @@ def _split_grid(grid: Mapping, model_obj) -> tuple[list[str], list[tuple], set, 
     if not isinstance(grid, Mapping) or not grid:
         raise SpecError("grid", "expected a non-empty mapping of tunable name -> values")
     model_fields = {f.name for f in dataclasses.fields(model_obj)}
+    # Options whose default None means "the cluster's field of the same name".
+    deferring = {f.name for f in dataclasses.fields(model_obj) if f.default is None}
     cluster_fields = {f.name for f in dataclasses.fields(Cluster)}
     keys, values, in_model, in_cluster = [], [], set(), set()
     for raw_key, vals in grid.items():
@@ -280,6 +282,8 @@ def _split_grid(grid: Mapping, model_obj) -> tuple[list[str], list[tuple], set, 
             raise SpecError(f"grid.{raw_key}", "a prefix must be 'model.' or 'cluster.'")
         in_m = name in model_fields and scope in ("", "model")
         in_c = name in cluster_fields and scope in ("", "cluster")
+        if in_m and in_c and name in deferring:
+            in_c = False  # the model's option overrides the cluster's field: same effect
         if in_m and in_c:
             raise SpecError(f"grid.{raw_key}", f"{name!r} is both a model option and a cluster "
                                                f"field; write model.{name} or cluster.{name}")

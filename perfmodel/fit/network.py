@@ -281,14 +281,19 @@ def _sweeps(memo, profile: Profile, cluster: Cluster, ms, grids: Mapping,
     for _ in range(COORDINATE_SWEEPS):
         fits, changed = [], False
         for name, values in grids.items():
-            fit = fit_tunables(memo, profile, current, ms, {name: values}, cv=None,
-                               objective=objective)
+            fit = fit_tunables(memo, profile, current, ms, _cluster_keys({name: values}),
+                               cv=None, objective=objective)
             fits.append(fit)
             if fit.best[name] != getattr(current, name):
                 current, changed = fit.cluster, True
         if not changed:
             break
     return current, fits
+
+
+def _cluster_keys(grids: Mapping) -> dict:
+    """Grid keys as cluster fields (a model option of the same name would take them)."""
+    return {f"cluster.{name}": values for name, values in grids.items()}
 
 
 def _neighbourhood(grids: Mapping, cluster: Cluster) -> dict[str, tuple]:
@@ -313,8 +318,9 @@ def _coordinate_search(memo, profile: Profile, cluster: Cluster, ms, grids: Mapp
     """
     current, fits = _sweeps(memo, profile, cluster, ms, grids, objective)
     for _ in range(COORDINATE_SWEEPS):
-        local = fit_tunables(memo, profile, current, ms, _neighbourhood(grids, current),
-                             cv=None, objective=objective)
+        local = fit_tunables(memo, profile, current, ms,
+                             _cluster_keys(_neighbourhood(grids, current)), cv=None,
+                             objective=objective)
         if not local.train_error < _error(memo, profile, current, ms, objective):
             break
         current, fits = _sweeps(memo, profile, local.cluster, ms, grids, objective)
@@ -515,7 +521,8 @@ def calibrate_network(profile: Profile, cluster: Cluster, measurements, *, model
         raise SpecError("params", f"none of {', '.join(grid)} changes {name}'s predictions "
                                   "on these measurements")
     if how == "joint":
-        fit = fit_tunables(spec, profile, cluster, ms, used, cv=cv, objective=objective)
+        fit = fit_tunables(spec, profile, cluster, ms, _cluster_keys(used), cv=cv,
+                           objective=objective)
         calibrated, loo, base, ranges = (fit.cluster, fit.cv_error, fit.base_error,
                                          _near_optimal_ranges(fit))
     else:
