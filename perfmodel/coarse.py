@@ -271,7 +271,7 @@ def timeout_stall(probability, timeout, messages, hidden):
     References
     ----------
     Ours (a loss-aware link model); Li et al. 2022 model loss-free links.
-    Validated against the ns-3 matrix's lossy regimes (README).
+    Validated against the ns-3 matrix's lossy regimes (docs/validation.md).
     """
     q = np.asarray(probability, dtype=float)
     r = np.asarray(timeout, dtype=float)

@@ -101,7 +101,7 @@ Regime validity (named options of :func:`select_model`)
   values in the band ordered nearest first
   (:func:`~perfmodel.fit.timeouts.with_timeout_band`); the means then fit the
   efficiency.  On the ns-3 matrix this is a large improvement on the sync
-  lossy regimes (README).
+  lossy regimes (docs/validation.md).
 * A candidate outside its regime is chosen only when no candidate is valid.
 
 Error bars
@@ -1030,7 +1030,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         That factor, >= 1 (default :data:`TIMEOUT_BAND`; ``math.inf`` keeps
         every grid value, the estimate first: with calibration points far
         apart, e.g. 1 and 12 workers, the means alone separate q from the
-        efficiency, and the band then costs a little, see the README).
+        efficiency, and the band then costs a little, see docs/validation.md).
     cpu_capacity : float or None, cores
         The CPU a server or a worker may use (a container's limit, a
         machine's cores).  With it, when 3 or more sync measurements carry

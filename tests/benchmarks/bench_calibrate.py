@@ -3,7 +3,7 @@
 Runs :func:`perfmodel.fit.microbench.calibrate` in quick and full mode, prints the
 constants (C_muladd in and out of cache, C_act, C_err, C_interf(1..H), cache
 size and its source), the spread of each measurement and the wall time of
-each mode, and one line to paste into the README.
+each mode, and one line to paste into docs/benchmarks.md.
 
 Usage::
 
@@ -48,7 +48,8 @@ def main(argv=None) -> int:
         print(_spread_table(cal))
         print()
     cal, wall = results["full"]
-    print(f"README: C_muladd {cal.c_muladd:.3g} s in cache, {cal.c_muladd_mem:.3g} s from memory, "
+    print(f"docs/benchmarks.md: C_muladd {cal.c_muladd:.3g} s in cache, "
+          f"{cal.c_muladd_mem:.3g} s from memory, "
           f"C_act {cal.c_act:.3g} s, C_err {cal.c_err:.3g} s, C_interf "
           f"{', '.join(f'{x:.2f}' for x in cal.interference)}; "
           f"{cal.machine['platform']}, {cal.cores} cores, calibrate() {wall:.1f} s, "

@@ -9,7 +9,7 @@ Evaluates Li et al. 2022's coarse Sync-SGD step time (eq. 9 by default) over a g
   formulas written with floats and ``max`` only.
 
 It checks that both agree, then prints configurations per second of each
-(median of several repeats), the ratio, and one line to paste into the README.
+(median of several repeats), the ratio, and one line to paste into docs/benchmarks.md.
 
 Usage::
 
@@ -115,7 +115,7 @@ def main(argv=None) -> int:
           f"(median of {py_repeats})")
     print(f"speed-up   : {ratio:,.0f}x")
     print()
-    print(f"README: `sync_step_time` evaluates {rate_vec / 1e6:,.0f} M configurations/s "
+    print(f"docs/benchmarks.md: `sync_step_time` evaluates {rate_vec / 1e6:,.0f} M configurations/s "
           f"vectorized vs {rate_py / 1e6:.2f} M/s for a pure-Python loop ({ratio:,.0f}x; "
           f"{workers.size} workers x {bandwidths.size} bandwidths, {label}, median of "
           f"{args.repeats}; Python {platform.python_version()}, numpy {np.__version__}, "

@@ -14,7 +14,7 @@ mean mu_m (seeded, around 0.2 s) and standard deviation sigma:
 It prints the median time of each (repeats), their ratio, the two answers
 (the Monte-Carlo one with its standard error and the z-score of the
 difference), the time of the inverse-cdf Monte Carlo (one uniform per
-maximum) for reference, and one line to paste into the README.
+maximum) for reference, and one line to paste into docs/benchmarks.md.
 
 Usage::
 
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     print(f"  ratio Monte Carlo / integration: {ratio:,.0f}x "
           f"({ratio / args.replications:,.0f}x per simulated epoch)")
     print()
-    print(f"README: eq. 9 epoch time, {m:,} iterations x {n:,} workers: integration "
+    print(f"docs/benchmarks.md: eq. 9 epoch time, {m:,} iterations x {n:,} workers: integration "
           f"{t_int * 1e3:.2f} ms vs brute-force Monte Carlo {t_mc:.2f} s "
           f"({args.replications} epochs), {ratio:,.0f}x faster; the answers differ by "
           f"{abs(mc - exact) / se:.1f} standard errors.")

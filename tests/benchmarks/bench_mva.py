@@ -121,7 +121,7 @@ def main(argv=None) -> int:
                 f"   error {100 * (res_a.total_throughput / exact - 1):+.3f} %"
             print(f"  K = {kk:>4} {name:<11} {1e3 * t:9.3f} ms{err}")
     print()
-    print(f"README: exact MVA, K = 1,000 identical workers: {1e3 * t_solve:.1f} ms for the "
+    print(f"docs/benchmarks.md: exact MVA, K = 1,000 identical workers: {1e3 * t_solve:.1f} ms for the "
           f"hybrid model ({1e3 * t_mva:.2f} ms per solve); 16 workers of 16 types: "
           f"{1e3 * t16s:.0f} ms (65,536 states); {{0,1}}^16 recursion: see table.")
     return 0

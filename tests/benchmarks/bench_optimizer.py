@@ -18,7 +18,7 @@ Prints, in one run:
   :mod:`optimizer.exhaustive` (``optimize(..., exhaustive=True)``, same
   answer) on the small cases where the brute force finishes (3-8 machines,
   2-3 layers, 1-2 cores);
-* one line to paste into the README.
+* one line to paste into docs/benchmarks.md.
 
 Usage::
 
@@ -190,7 +190,7 @@ def main(argv=None) -> None:
     if speedups:
         parts.append(f"{min(speedups):.0f}-{max(speedups):.0f}x faster than brute force "
                      f"on 3-8 machines, 2-3 layers")
-    print("\nREADME: " + "; ".join(parts) + ".")
+    print("\ndocs/benchmarks.md: " + "; ".join(parts) + ".")
 
 
 if __name__ == "__main__":

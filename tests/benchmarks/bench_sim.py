@@ -123,7 +123,7 @@ def main(argv=None) -> int:
           f"{total:.2f} s in all (aim < 5 s; Li et al. 2020 Sec. 4.5: 117 s)")
     print(f"    steps/s by workers: {' '.join(lines)}")
     ratio = rate_fast / rate_ref
-    print(f"README: sim {fast} {rate_fast / 1e6:.2f}M ops/s, {ratio:.0f}x the transliteration; "
+    print(f"docs/benchmarks.md: sim {fast} {rate_fast / 1e6:.2f}M ops/s, {ratio:.0f}x the transliteration; "
           f"2..10 workers x {args.steps} steps of ResNet-50 in {total:.1f} s")
     return 0
 
