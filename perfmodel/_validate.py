@@ -28,7 +28,12 @@ __all__ = [
     "nonnegative",
     # randomness
     "generator", "seed_sequence",
+    "MAX_CV",
 ]
+
+#: Largest coefficient of variation of a compute time accepted anywhere: beyond
+#: it a normal or lognormal step time is meaningless and its maxima overflow.
+MAX_CV = 100.0
 
 
 # --------------------------------------------------------------------------

@@ -13,11 +13,14 @@ or matplotlib.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
-from importlib import import_module
+from importlib import import_module, metadata
 
 from . import registry
-from ._cli.flags import DEFAULTS, PROFILE_FLAGS, CliError, parse_int_range
+from ._cli.flags import DEFAULTS, PROFILE_FLAGS, CliError, check_int_limits, parse_int_range
 from .errors import Infeasible, SpecError
 
 __all__ = ["main", "build_parser", "parse_int_range", "DEFAULTS", "CliError"]
@@ -113,10 +116,19 @@ def _add_place_flags(p: argparse.ArgumentParser) -> None:
                    help="flow-level max-min (default) or packet-level ns-3 (extra perfmodel[ns3])")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (argparse prints the whole usage first)."""
+
+    def error(self, message):
+        text = " ".join(message.split())
+        self.exit(2, f"perfmodel: error: {text[:300]} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``perfmodel`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="perfmodel", description="Predict and optimize distributed deep-learning training speed.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     z = sub.add_parser("zoo", help="built-in DNNs, profiles and clusters")
@@ -253,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(most-servers: the most servers at the fewest workers; most-workers: the "
                         "most workers at the fewest servers; repeatable)")
     v.add_argument("--format", choices=("table", "json", "markdown"), default="table",
-                   help="markdown: the README's matrix (matrix only)")
+                   help="markdown: the matrix of docs/validation.md (matrix only)")
 
     c = sub.add_parser("calibrate", help="measure Yan et al. 2015's hardware constants on this machine "
                                          "(`calibrate`), or fit a model's tunables to measured "
@@ -345,6 +357,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    """The installed distribution's version (the source tree's when not installed)."""
+    try:
+        return metadata.version("perfmodel")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def _lazy(command: str):
     """The command's ``run(args)``, its module imported on the first call."""
     def run(args) -> str:
@@ -356,27 +376,74 @@ _COMMANDS = {name: _lazy(name) for name in ("zoo", "predict", "optimize", "calib
                                             "validate", "simulate", "sweep", "plot")}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)  # exits 2 with a usage line on bad flags
+#: Longest error line printed (a message quoting a huge value stays one short line).
+MAX_MESSAGE = 400
+
+
+def _say(kind: str, message) -> None:
+    """One line on stderr: ``perfmodel: <kind>: <message>``, newlines folded, length capped."""
+    text = " ".join(str(message).split())
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE - 3] + "..."
+    print(f"perfmodel: {kind}: {text}", file=sys.stderr)
+
+
+def _terminated(signum, frame):
+    """SIGTERM ends the command like Ctrl-C: finished work kept, pools shut down."""
+    raise KeyboardInterrupt
+
+
+def _run(args) -> int:
+    """Run one parsed command; every failure becomes one line and an exit code."""
     try:
-        if getattr(args, "machines", None) is not None and args.machines < 1:
-            raise CliError(f"--machines: must be >= 1, got {args.machines}")
-        if getattr(args, "top", None) is not None and args.top < 1:
-            raise CliError(f"--top: must be >= 1, got {args.top}")
+        for name, value in vars(args).items():
+            if isinstance(value, str) and not value.strip():
+                raise CliError(f"--{name.replace('_', '-')}: empty value")
+        check_int_limits(args)
         out = _COMMANDS[args.command](args)
-    except CliError as err:
-        print(f"perfmodel: error: {err}", file=sys.stderr)
-        return 2
-    except SpecError as err:
-        print(f"perfmodel: error: {err}", file=sys.stderr)
+    except (CliError, SpecError) as err:
+        _say("error", err)
         return 2
     except Infeasible as err:
-        print(f"perfmodel: infeasible: {err}", file=sys.stderr)
+        _say("infeasible", err)
         return 1
     except KeyboardInterrupt:  # finished sweep chunks are kept; the same command resumes
         print("perfmodel: interrupted", file=sys.stderr)
         return 130
-    sys.stdout.write(out)
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        _say("error", f"{where}{err.strerror or err}")
+        return 2
+    except MemoryError:
+        _say("error", "out of memory: ask for fewer workers, steps or configurations")
+        return 2
+    except RecursionError:
+        _say("error", "input nested too deeply to follow")
+        return 2
+    except Exception as err:  # a bug: still one line, with what to report
+        _say("internal error", f"{type(err).__name__}: {err} (please report this with the "
+                               "command; PERFMODEL_TRACEBACK=1 shows the traceback)")
+        if os.environ.get("PERFMODEL_TRACEBACK"):
+            raise
+        return 2
+    try:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `perfmodel ... | head`: the reader left
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 1 infeasible, 2 bad input, 130 interrupted)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)  # exits 2 with a usage line on bad flags
+    previous = signal.getsignal(signal.SIGTERM)
+    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+        signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return _run(args)
+    finally:
+        with contextlib.suppress(ValueError, TypeError):
+            signal.signal(signal.SIGTERM, previous)

@@ -452,7 +452,7 @@ class Cluster(Spec):
     compute_cv: float = spec_field("float", doc="coefficient of variation of one worker's "
                                                 "compute time t_forward + t_backward (simulator "
                                                 "jitter, GST sigma; 0: deterministic)",
-                                   minimum=0, default=0.0)
+                                   minimum=0, maximum=100, default=0.0)
     timeout_probability: float = spec_field(
         "float", doc="q: probability that one message (a worker's push or pull of its "
                      "share of the model in one step) stalls for one retransmission "

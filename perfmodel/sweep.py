@@ -497,6 +497,18 @@ def read_table(path, format: str | None = None) -> list[dict]:
     without that line.
     """
     path, fmt = Path(path), table_format(path, format)
+    try:
+        return _table_rows(path, fmt)
+    except UnicodeDecodeError:
+        raise SpecError("", "not a sweep table (not UTF-8 text)", source=str(path)) from None
+    except (csv.Error, RecursionError, OverflowError) as err:
+        raise SpecError("", f"not a sweep table ({type(err).__name__})",
+                        source=str(path)) from None
+    except OSError as err:
+        raise SpecError("", f"cannot read file: {err.strerror or err}", source=str(path)) from None
+
+
+def _table_rows(path: Path, fmt: str) -> list[dict]:
     if fmt == "parquet":
         return _pyarrow().parquet.read_table(path).to_pylist()
     if fmt == "csv":
@@ -561,15 +573,36 @@ def _finished(out: Path | None, fmt: str | None) -> list[dict]:
         return []
     rows = []
     journal = _journal(out, fmt)
+    if out.is_dir():
+        raise SpecError("", "is a directory, not a table file", source=str(out))
     if out.exists() and out != journal:
         rows += read_table(out, fmt)
     if journal.exists():
         _cut_partial_line(journal)
         rows += read_table(journal, "jsonl")
     for number, row in enumerate(rows, 1):
-        if "key" not in row:
+        if not isinstance(row, dict) or "key" not in row:
             raise SpecError(f"row {number}.key", "missing: not a sweep table", source=str(out))
+        for name, value in row.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SpecError(f"row {number}.{name}", f"is {value}: not a finished point "
+                                "(delete the row or the file to compute it again)",
+                                source=str(out))
     return rows
+
+
+#: What makes a table one job's: more axes (workers, bandwidth, ...) extend it.
+JOB_COLUMNS = ("model", "workload", "cluster")
+
+
+def _same_job(rows, points: list[dict], out) -> None:
+    """Refuse to add points to a table of another model, workload or cluster."""
+    have = {tuple(row.get(c) for c in JOB_COLUMNS) for row in rows}
+    want = {tuple(p.get(c) for c in JOB_COLUMNS) for p in points}
+    if have and not have & want:
+        found = ", ".join("/".join(map(str, job)) for job in sorted(have, key=str)[:3])
+        raise SpecError("out", f"{out} holds the table of another job ({found}); give "
+                               "another file")
 
 
 def _make_executor(executor, scheduler, jobs, n_tasks, start_method):
@@ -702,6 +735,7 @@ def sweep(grid: Grid, *, out=None, format: str | None = None, executor: cf.Execu
         _pyarrow()  # fail before computing anything
     points = list({p["key"]: p for p in grid.points()}.values())  # a repeated value: once
     done = {row["key"]: row for row in _finished(out, fmt)}
+    _same_job(done.values(), points, out)
     todo = [p for p in points if p["key"] not in done]
     chunks = _chunks(todo, chunk_size)
     pool, close = _make_executor(executor, scheduler, jobs, len(chunks), start_method)

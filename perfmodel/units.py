@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 from decimal import Decimal
 
 from .errors import SpecError
 
 __all__ = [
-    "parse", "format_value", "DIMENSIONS",
+    "parse", "format_value", "shown", "DIMENSIONS", "PHYSICAL_RANGE",
     "B", "kB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
     "bit", "Kbit", "Mbit", "Gbit",
     "Bps", "kBps", "MBps", "GBps", "bps", "Kbps", "Mbps", "Gbps", "Tbps",
@@ -80,6 +81,8 @@ def _unit_scale(suffix: str, dimension: str) -> float | None:
         return 1.0  # a bare number is already SI
     if dimension == "s":
         return _TIME.get(suffix)
+    if dimension == "1":
+        return None  # a plain number takes no unit
     table = {"B": _BASE_BYTES, "B/s": _BASE_RATE, "FLOP": _BASE_FLOP,
              "FLOP/s": _BASE_FLOPS}[dimension]
     for base, scale in table.items():
@@ -90,7 +93,20 @@ def _unit_scale(suffix: str, dimension: str) -> float | None:
     return None
 
 
-def parse(value, unit: str) -> float:
+#: Magnitudes a quantity may take (SI), 0 aside: far beyond any real cluster, yet
+#: small enough that products of a few of them (bytes x workers / rate) stay
+#: finite, so overflow to inf is refused where it would start.
+PHYSICAL_RANGE = {"B": (0.0, 1e18), "s": (0.0, 1e9), "B/s": (1.0, 1e16),
+                  "FLOP": (0.0, 1e24), "FLOP/s": (1.0, 1e21)}
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlevel, _SHORT.maxlong = 50, 50, 3, 40
+
+#: An example per dimension, for the error that asks for a unit.
+_EXAMPLE = {"B": "100MB", "B/s": "10Gbps", "s": "40ms", "FLOP": "2GFLOP", "FLOP/s": "10TFLOP/s"}
+
+
+def parse(value, unit: str, *, require_unit: bool = False) -> float:
     """Convert a number or a unit string to SI.
 
     Parameters
@@ -99,6 +115,10 @@ def parse(value, unit: str) -> float:
         A plain number (taken as already SI) or a string such as ``"10 Gbps"``.
     unit : {"B", "B/s", "s", "FLOP", "FLOP/s", "1"}
         The dimension expected; a string in another dimension is an error.
+    require_unit : bool
+        Refuse a bare non-zero number (``"10"``, ``10``) for a dimensional
+        ``unit``: on the command line ``--bandwidth 10`` is far more likely
+        10 Gbps than 10 B/s, so it must say which.  ``0`` needs no unit.
 
     Returns
     -------
@@ -117,16 +137,25 @@ def parse(value, unit: str) -> float:
     if isinstance(value, bool):
         raise SpecError("", f"expected a number or a string with unit {unit!r}, got {value!r}")
     if isinstance(value, (int, float)):
-        out = float(value)
+        try:
+            out = float(value)
+        except OverflowError:
+            raise SpecError("", f"integer of {value.bit_length()} bits is too large") from None
+        bare = True
     elif isinstance(value, str):
         m = _NUMBER.match(value)
         if not m:
-            raise SpecError("", f"cannot read {value!r} as a quantity in {unit!r}")
+            raise SpecError("", f"cannot read {shown(value)} as a quantity in {unit!r}")
         scale = _unit_scale(m.group(2), unit)
         if scale is None:
-            raise SpecError("", f"unknown unit {m.group(2)!r} in {value!r} (expected a unit of {unit!r})")
-        # Decimal keeps "50us" == 5e-05 exactly (50 * 1e-6 in binary is not).
-        out = float(Decimal(m.group(1)) * Decimal(repr(scale)))
+            raise SpecError("", f"unknown unit {shown(m.group(2))} in {shown(value)} "
+                                f"(expected a unit of {unit!r})")
+        try:
+            # Decimal keeps "50us" == 5e-05 exactly (50 * 1e-6 in binary is not).
+            out = float(Decimal(m.group(1)) * Decimal(repr(scale)))
+        except ArithmeticError:  # decimal.Overflow on exponents beyond Decimal's range
+            raise SpecError("", f"value {shown(value)} is out of range") from None
+        bare = m.group(2) == ""
     else:
         try:
             out = float(value)  # numpy scalars
@@ -134,8 +163,30 @@ def parse(value, unit: str) -> float:
             raise SpecError("", f"expected a number or a string with unit {unit!r}, "
                                 f"got {type(value).__name__} {value!r}") from None
     if not math.isfinite(out):
-        raise SpecError("", f"value {value!r} is not finite")
+        raise SpecError("", f"value {shown(value)} is not finite")
+    low, high = PHYSICAL_RANGE.get(unit, (0.0, math.inf))
+    if abs(out) > high or 0 < abs(out) < low:
+        span = f"between {low:g} and {high:g} {unit}, or 0" if low else f"at most {high:g} {unit}"
+        raise SpecError("", f"{shown(value)} is outside the physical range: {span}")
+    if require_unit and bare and unit != "1" and out != 0:
+        raise SpecError("", f"{shown(value)} needs a unit, e.g. {_EXAMPLE[unit]} "
+                            f"(a bare number would mean {out:g} {unit})")
     return out
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for error messages, cut to ``limit`` characters.
+
+    A long or deeply nested value (a YAML alias bomb expands to gigabytes) is
+    shown by type and size, never in full: ``reprlib`` stops at its limits
+    without building the whole representation.
+    """
+    text = _SHORT.repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" of length {len(value)}" if hasattr(value, "__len__") else ""
+    head = f"<{type(value).__name__}{size}: "
+    return head + text[:max(limit - len(head) - 4, 0)] + "...>"
 
 
 def format_value(value: float, unit: str) -> str:

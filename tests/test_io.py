@@ -1,6 +1,9 @@
 """io: JSON and YAML files with unit strings; errors name the file and the field."""
 
 import json
+import os
+import stat
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -84,3 +87,73 @@ def test_missing_file_error_names_the_file_without_an_empty_field(tmp_path):
     with pytest.raises(SpecError) as err:
         read_text(tmp_path / "nope.json")
     assert str(err.value) == f"{tmp_path / 'nope.json'}: cannot read file: No such file or directory"
+
+
+# ------------------------------------------------------------------ hostile files
+def test_yaml_refuses_aliases_and_repeated_keys(tmp_path):
+    from perfmodel.io import read_data
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("a: &a [1, 2]\nb: [*a, *a]\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="aliases"):
+        read_data(bomb)
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("machines: 8\nmachines: 9\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="machines: key given twice"):
+        read_data(dup)
+    keys = tmp_path / "keys.yaml"
+    keys.write_text("1: 2\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="keys must be names"):
+        read_data(keys)
+
+
+def test_json_refuses_repeated_keys_deep_nesting_and_long_numbers(tmp_path):
+    from perfmodel.io import MAX_DEPTH, read_data
+    cases = {'{"a": 1, "a": 2}': "key given twice",
+             "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1): "nested more than",
+             "[" * 100_000 + "]" * 100_000: "nested more than",
+             '{"a": ' + "9" * 5000 + "}": "too long"}
+    for i, (text, message) in enumerate(cases.items()):
+        path = tmp_path / f"{i}.json"
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(SpecError, match=message):
+            read_data(path)
+    ok = tmp_path / "ok.json"
+    ok.write_text("[" * MAX_DEPTH + "]" * MAX_DEPTH, encoding="utf-8")
+    read_data(ok)  # exactly the limit is fine
+
+
+def test_read_text_refuses_what_is_not_a_regular_text_file(tmp_path):
+    from perfmodel.io import read_text
+    with pytest.raises(SpecError, match="a directory"):
+        read_text(tmp_path)
+    nul = tmp_path / "nul.json"
+    nul.write_bytes(b'{"a": 1}\x00')
+    with pytest.raises(SpecError, match="NUL"):
+        read_text(nul)
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        with pytest.raises(SpecError, match="not a regular file"):
+            read_text(fifo)   # would block forever if opened
+
+
+def test_write_text_is_atomic_and_never_replaces_a_device(tmp_path, monkeypatch):
+    from perfmodel import io as pio
+    target = tmp_path / "c.json"
+    target.write_text("old", encoding="utf-8")
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(pio.os, "replace", full_disk)
+    with pytest.raises(SpecError, match="No space left"):
+        pio.write_text("new", target)
+    monkeypatch.undo()
+    assert target.read_text(encoding="utf-8") == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]   # no temporary left
+    pio.write_text("new", target)
+    assert target.read_text(encoding="utf-8") == "new"
+    if Path("/dev/null").exists():
+        pio.write_text("x", "/dev/null")
+        assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    with pytest.raises(SpecError, match="is a directory"):
+        pio.write_text("x", tmp_path)

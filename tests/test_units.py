@@ -56,7 +56,7 @@ def test_parse_rejects_non_numbers(value):
         units.parse(value, "s")
 
 
-@given(st.floats(min_value=1e-6, max_value=1e6, allow_nan=False))
+@given(st.floats(min_value=8e-6, max_value=1e6, allow_nan=False))  # >= 1 B/s: PHYSICAL_RANGE
 def test_bits_are_an_eighth_of_bytes(x):
     assert units.parse(f"{x!r} Mbps", "B/s") == pytest.approx(units.parse(f"{x!r} MB/s", "B/s") / 8)
 
@@ -72,3 +72,39 @@ def test_format_value_round_numbers():
     assert units.format_value(0.04, "s") == "40 ms"
     assert units.format_value(97.49e6, "B") == "97.49 MB"
     assert not math.isnan(units.parse("0 s", "s"))
+
+
+def test_physical_range_refuses_what_would_overflow_and_names_the_bound():
+    for text, unit in (("1e300B", "B"), ("1e308s", "s"), ("1e-300bps", "B/s"), ("1e17GB/s", "B/s")):
+        with pytest.raises(SpecError, match="physical range"):
+            units.parse(text, unit)
+    low, high = units.PHYSICAL_RANGE["B/s"]
+    assert units.parse(f"{low}B/s", "B/s") == low and units.parse(f"{high}B/s", "B/s") == high
+    assert units.parse("0bps", "B/s") == 0.0          # 0 is always allowed
+    # products of a few extreme values stay finite: the point of the bounds
+    assert math.isfinite(units.PHYSICAL_RANGE["B"][1] * 1e6 / units.PHYSICAL_RANGE["B/s"][0])
+
+
+def test_require_unit_refuses_bare_numbers_but_zero():
+    for value in ("10", 10, 10.0, " 40 "):
+        with pytest.raises(SpecError, match="needs a unit"):
+            units.parse(value, "B/s", require_unit=True)
+    assert units.parse("0", "B/s", require_unit=True) == 0.0
+    assert units.parse("10Gbps", "B/s", require_unit=True) == 1.25e9
+    assert units.parse("10", "1", require_unit=True) == 10.0   # dimensionless: no unit
+    assert units.parse("10", "B/s") == 10.0                     # the API default: SI
+
+
+def test_out_of_range_exponents_and_huge_integers_are_errors_not_crashes():
+    for value in ("1e99999999999Gbps", 10 ** 400, "12 img/s"):
+        with pytest.raises(SpecError):
+            units.parse(value, "B/s" if not isinstance(value, str) or "Gbps" in value else "1")
+
+
+def test_shown_bounds_the_repr_of_huge_and_deep_values():
+    deep = []
+    for _ in range(10_000):
+        deep = [deep, deep]   # shared: cheap to build, exponential to print in full
+    assert len(units.shown(deep)) <= 60
+    assert len(units.shown("x" * 10 ** 6)) <= 60
+    assert units.shown("10 Gbps") == "'10 Gbps'"

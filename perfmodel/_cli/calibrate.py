@@ -39,8 +39,8 @@ def _calibrate_fit(args) -> str:
     if args.save:
         try:
             cal.save(args.save)
-        except OSError as err:
-            raise CliError(f"--save: cannot write {args.save}: {err.strerror}") from None
+        except SpecError as err:  # io.write_text names the path
+            raise CliError(f"--save: {err}") from None
     if args.format == "json":
         return json_text(cal.to_dict())
     tail = (f"wrote {args.save}\n" if args.save

@@ -16,18 +16,26 @@ from pathlib import Path
 from .. import io, registry, units, zoo
 from ..errors import SpecError
 from ..specs import Cluster, Config, Profile
-from .flags import DEFAULTS, PROFILE_FLAGS, CliError, parse_int_range
+from .flags import (
+    DEFAULTS,
+    MAX_GRID_POINTS,
+    PROFILE_FLAGS,
+    CliError,
+    check_sim_size,
+    parse_int_range,
+)
 
-__all__ = ["DEFAULTS", "CliError", "MODEL_FLAGS", "PROFILE_FLAGS", "parse_int_range",
+__all__ = ["DEFAULTS", "MAX_GRID_POINTS", "check_sim_size", "CliError", "MODEL_FLAGS",
+           "PROFILE_FLAGS", "parse_int_range",
            "parse_configs", "quantities", "resolve_spec", "epoch_samples_for",
            "profile_from_args", "cluster_from_args", "model_from_args", "table_text",
            "csv_text", "json_text", "human_units", "progress_bar"]
 
 
 def quantities(text: str, unit: str, flag: str) -> list[float]:
-    """Comma-separated unit strings of ``flag`` in SI units."""
+    """Comma-separated unit strings of ``flag`` in SI units; a bare number (0 aside) is refused."""
     try:
-        return [units.parse(part, unit) for part in text.split(",")]
+        return [units.parse(part, unit, require_unit=True) for part in text.split(",")]
     except SpecError as err:
         raise CliError(f"{flag}: {err.message}") from None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from optimizer.dp import Pricer
@@ -155,10 +156,12 @@ def _plot_search_space(args, plot):
 def _plot_sweep(args, plot):
     try:
         rows = read_table(args.table)
-    except OSError as err:
-        raise CliError(f"--table: cannot read {args.table}: {err.strerror}") from None
-    except SpecError as err:  # not a table's suffix, or not a table
+    except SpecError as err:  # not a table's suffix, not a table, unreadable
         raise CliError(f"--table: {err}") from None
+    for number, row in enumerate(rows, 1):
+        value = row.get(args.y) if isinstance(row, dict) else None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise CliError(f"--table {args.table}: row {number}: {args.y} is {value}")
     try:
         return plot.sweep_curves(rows, x=args.x, y=args.y)
     except ValueError as err:

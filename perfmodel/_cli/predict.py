@@ -5,6 +5,9 @@ from __future__ import annotations
 from ..sweep import grid_records
 from .common import (
     DEFAULTS,
+    MAX_GRID_POINTS,
+    CliError,
+    check_sim_size,
     cluster_from_args,
     csv_text,
     epoch_samples_for,
@@ -74,6 +77,12 @@ def run(args) -> str:
     workers = parse_int_range(args.workers, "--workers")
     bandwidths = quantities(args.bandwidth, "B/s", "--bandwidth") if args.bandwidth else None
     n_ps = parse_int_range(args.ps, "--ps") if args.ps else None
+    points = len(workers) * len(bandwidths or [0]) * len(n_ps or [0])
+    if points > MAX_GRID_POINTS:
+        raise CliError(f"--workers: {points:,} configurations to predict; at most "
+                       f"{MAX_GRID_POINTS:,} (use `perfmodel sweep` for larger grids)")
+    if args.model == "sim":
+        check_sim_size(workers, 1)
     records = grid_records(model, profile, cluster, workers=workers, bandwidths=bandwidths,
                            n_ps=n_ps, epoch_samples=epoch_samples_for(args, profile.dnn))
     if args.measurements and args.format == "json":   # which model answered, and why

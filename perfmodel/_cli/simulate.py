@@ -12,7 +12,7 @@ from ..sim import (
     split_servers,
 )
 from ..sim.model import simulate_range
-from .common import CliError, json_text, parse_int_range, progress_bar, quantities, table_text
+from .common import CliError, check_sim_size, json_text, parse_int_range, progress_bar, quantities, table_text
 
 __all__ = ["run", "trace_from_arg"]
 
@@ -60,6 +60,7 @@ def _shaped_trace(args) -> tuple[Trace, str]:
 def run(args) -> str:
     trace, said = _shaped_trace(args)
     workers = parse_int_range(args.workers, "--workers")
+    check_sim_size(workers, args.steps)
     bandwidth = quantities(args.bandwidth, "B/s", "--bandwidth")[0]
     cap = quantities(args.per_flow_cap, "B/s", "--per-flow-cap")[0] if args.per_flow_cap else None
     window = quantities(args.window, "B", "--window")[0] if args.window else None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..fit.corpus import evaluate_corpus
 from ..fit.dl2 import validate_dl2
-from ..fit.validation import validation_matrix
+from ..fit.validation import load_ns3, validation_matrix
 from ..placement.ns3_corpus import CORPUS_PATH, read_rows
 from .common import CliError, json_text, parse_int_range, progress_bar
 
@@ -30,9 +32,19 @@ def _validate_matrix(args) -> str:
     train = tuple(parse_int_range(args.train_workers, "--train-workers"))
     if len(train) > 2:
         raise CliError(f"--train-workers: at most 2 configurations per network, got {len(train)}")
+    if min(train) < 1:
+        raise CliError(f"--train-workers: worker counts are >= 1, got {min(train)}")
+    for flag, path in (("--corpus", args.corpus), ("--ns3", args.ns3)):
+        if path is not None and not Path(path).is_file():
+            raise CliError(f"{flag}: {path} is not a file")
     corpus = _corpus(args, train) if "corpus" in only else None
     if corpus is not None and set(only) == {"corpus"}:
         return json_text(corpus[1]) if args.format == "json" else corpus[2]
+    if "ns3" in only:  # before the minutes of DL2: the calibration runs must exist
+        counts = {run.workers for run in load_ns3(args.ns3)[1]}
+        if not set(train) <= counts:
+            raise CliError(f"--train-workers: the ns-3 runs have {min(counts)} to {max(counts)} "
+                           f"workers, not {', '.join(map(str, sorted(set(train) - counts)))}")
     matrix = validation_matrix(dl2="dl2" in only, ns3="ns3" in only, ns3_path=args.ns3,
                                dnns=args.dnn or None, ns3_train_workers=train,
                                dl2_extra_runs=tuple(args.dl2_extra or ()))

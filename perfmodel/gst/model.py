@@ -61,6 +61,7 @@ from ..errors import Infeasible, SpecError
 from ..interface import check_inputs
 from ..result import Estimate
 from ..specs import Cluster, Config, Profile
+from ..units import PHYSICAL_RANGE
 from .maxima import (
     METHODS,
     checked_distribution,
@@ -372,9 +373,11 @@ class GST:
                 raise SpecError(name, f"expected a number, got {value!r}")
             object.__setattr__(self, name, float(check(name, value)))
 
-        for name in ("sigma", "cv", "t_io", "alpha", "agg_a", "agg_b", "compression_time",
+        for name in ("t_io", "alpha", "agg_a", "agg_b", "compression_time",
                      "compression_exponent", "base_delay"):
             scalar(name, _v.checked)
+        scalar("sigma", lambda n, v: _v.checked(n, v, maximum=PHYSICAL_RANGE["s"][1]))
+        scalar("cv", lambda n, v: _v.checked(n, v, maximum=_v.MAX_CV))
         for name in ("packet_size", "switch_rate", "granularity"):
             scalar(name, lambda n, v: _v.checked(n, v, positive=True))
         scalar("arrival_rate", _v.checked)

@@ -63,7 +63,7 @@ from .. import _validate as _v
 from .. import units
 from ..errors import SpecError
 
-__all__ = ["Topology", "racks", "paper_racks", "fat_tree", "star", "from_string",
+__all__ = ["Topology", "racks", "paper_racks", "fat_tree", "star", "from_string", "MAX_HOSTS",
            "PAPER_BANDWIDTH", "PAPER_LATENCY"]
 
 #: Link bandwidth of Jain, Kumar and Mao's topology (Sec. 4.4): 10 Gbps, in bytes/s.
@@ -492,6 +492,32 @@ def fat_tree(k: int = 4, bandwidth=PAPER_BANDWIDTH, latency=PAPER_LATENCY) -> To
 _RACKS = re.compile(r"^racks:(\d+)x(\d+)(?:@(.+))?$")
 
 
+#: Most hosts a topology string may build (the flow simulator keeps a path per pair).
+MAX_HOSTS = 65_536
+
+
+def _sized(digits: str, spec: str) -> int:
+    if len(digits) > 9:
+        raise SpecError("topology", f"{units.shown(spec)}: {digits[:12]}... is too large")
+    return int(digits)
+
+
+def _check_hosts(n_hosts: int, spec: str) -> None:
+    if n_hosts > MAX_HOSTS:
+        raise SpecError("topology", f"{units.shown(spec)} has {n_hosts:,} hosts; at most "
+                                    f"{MAX_HOSTS:,}")
+
+
+def _rate(text: str | None, default: float) -> float:
+    """The ``@BW`` of a topology string (a unit required), else ``default``."""
+    if text is None:
+        return default
+    try:
+        return units.parse(text, "B/s", require_unit=True)
+    except SpecError as err:
+        raise err.within("topology") from None
+
+
 def from_string(spec: str, bandwidth=PAPER_BANDWIDTH) -> Topology:
     """A preset from a short string (the CLI's ``--topology``).
 
@@ -513,13 +539,15 @@ def from_string(spec: str, bandwidth=PAPER_BANDWIDTH) -> Topology:
     default = _v.number("bandwidth", bandwidth, "B/s", positive=True)
     m = _RACKS.match(text)
     if m:
-        bw = units.parse(m.group(3), "B/s") if m.group(3) else default
-        return racks(int(m.group(1)), int(m.group(2)), bw)
+        n_racks, per_rack = _sized(m.group(1), spec), _sized(m.group(2), spec)
+        _check_hosts(n_racks * per_rack, spec)
+        return racks(n_racks, per_rack, _rate(m.group(3), default))
     m = re.match(r"^(fattree|star):(\d+)(?:@(.+))?$", text)
     if m:
-        bw = units.parse(m.group(3), "B/s") if m.group(3) else default
+        k = _sized(m.group(2), spec)
+        _check_hosts(k ** 3 // 4 if m.group(1) == "fattree" else k, spec)
         if m.group(1) == "fattree":
-            return fat_tree(int(m.group(2)), bw)
-        return star(int(m.group(2)), bw)
+            return fat_tree(k, _rate(m.group(3), default))
+        return star(k, _rate(m.group(3), default))
     raise SpecError("topology", f"unknown topology {spec!r}; expected 'paper', 'racks:RxH[@BW]', "
                                 "'fattree:K[@BW]' or 'star:N[@BW]'")

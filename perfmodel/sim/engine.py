@@ -537,8 +537,9 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
     win = _check_rate("window", window, True)
     if jitter is not None:
         if isinstance(jitter, bool) or not isinstance(jitter, (int, float, np.floating)) \
-                or not (math.isfinite(jitter) and jitter >= 0):
-            raise SpecError("jitter", f"must be a number >= 0 or None, got {jitter!r}")
+                or not (math.isfinite(jitter) and 0 <= jitter <= _v.MAX_CV):
+            raise SpecError("jitter", f"must be a number in [0, {_v.MAX_CV:g}] or None, "
+                                      f"got {jitter!r}")
     server_sharing = _v.choice("server_sharing", server_sharing, SERVER_SHARINGS)
     if not isinstance(record, (bool, np.bool_)):
         raise SpecError("record", f"expected True or False, got {record!r}")

@@ -39,7 +39,7 @@ def _names(folder: str) -> list[str]:
 @cache
 def _get(folder: str, kind: str, name: str):
     path = _HERE / folder / f"{name}.json"
-    if not path.is_file():
+    if name not in _names(folder):  # a name, never a path ("zoo:/etc/x", "zoo:../y")
         known = ", ".join(_names(folder))
         raise SpecError(kind, f"no {kind} called {name!r} in the zoo (known: {known})")
     return _load_file(path, kind)
