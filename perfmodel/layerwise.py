@@ -40,7 +40,7 @@ Decisions where the paper is silent (each a named option or written here):
   the traffic by orders of magnitude).
 * C_ncost is paid by a segment only when it receives remote data (no message,
   no latency); C_ncost(H) = latency + latency_per_thread * (H - 1).
-* C_nbw(H) = C_nbw / H (DESIGN.md), C_nbw = NIC rate x link efficiency, for
+* C_nbw(H) = C_nbw / H (docs/models.md, design decisions), C_nbw = NIC rate x link efficiency, for
   the activations and errors of eq. 6.  Weight reads (eqs. 10-11) default to
   the whole C_nbw (``read_bandwidth="machine"``, H = 1 in eqs. 10-11): the H
   threads of a worker share one copy of the weights in memory (Sec. 4.2.1,
@@ -50,10 +50,10 @@ Decisions where the paper is silent (each a named option or written here):
   keeps H either way.
 * M_w = M_w^min + ``mw_position`` * (M_w^max - M_w^min), 0 the best case
   (eq. 11) and 1 the worst (eq. 10).  The default 0 is the case Sec. 6.2.2
-  invokes to explain Table 1 (DESIGN.md); with one replica and no parameter
+  invokes to explain Table 1 (docs/models.md, design decisions); with one replica and no parameter
   server there is nothing to read and M_w = 0.
 * T_epoch's read term is M_w N_sample / N_read as printed
-  (``read_term="printed"``, DESIGN.md): every one of the N_sample / N_read
+  (``read_term="printed"``, docs/models.md): every one of the N_sample / N_read
   reads of the epoch stalls the job for M_w, i.e. the reads of different
   replicas never overlap in time (the premise of eq. 11).
   ``read_term="per_replica"`` divides it by N_mr: each replica stalls only
@@ -212,7 +212,7 @@ def threaded_compute_time(single_thread_time, threads, table=None):
 
 
 def thread_bandwidth(bandwidth, threads):
-    """C_nbw(H) = C_nbw / H: threads share the NIC (Yan et al. 2015, Sec. 4.2.1, DESIGN.md)."""
+    """C_nbw(H) = C_nbw / H: threads share the NIC (Yan et al. 2015, Sec. 4.2.1, docs/models.md)."""
     return np.asarray(bandwidth, dtype=float) / np.asarray(threads)
 
 
@@ -277,7 +277,7 @@ def weight_read_terms_min(weight_bytes, lanes, bandwidth, threads, latency, per_
 
 
 def weight_read_time(m_min, m_max, position):
-    """M_w placed between eq. 11 (``position=0``) and eq. 10 (``position=1``), DESIGN.md."""
+    """M_w placed between eq. 11 (``position=0``) and eq. 10 (``position=1``), docs/models.md."""
     return np.asarray(m_min) + np.asarray(position) * (np.asarray(m_max) - np.asarray(m_min))
 
 

@@ -40,7 +40,7 @@ state of a level depends only on states of the previous level, so a level is
 one batch of numpy operations, and only the previous level's aggregates are
 kept.  A single class (homogeneous workers) takes a plain scalar loop.
 
-FCFS residual (DESIGN.md)
+FCFS residual (docs/models.md, design decisions)
 -------------------------
 Eq. 2 as printed charges half a service time for the task in service
 (deterministic service, ``residual="deterministic"``, the default).  With
@@ -845,9 +845,9 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     links (eq. 4), ``"hybrid"`` both and picks by eq. 5: the FCFS solution when
     ``rho_fcfs <= rho_threshold``, where ``rho_fcfs`` is the larger of the
     uplink and downlink utilizations of the FCFS solution at full population
-    (DESIGN.md).  The server station is always PS.
+    (docs/models.md, design decisions).  The server station is always PS.
 
-    With ``overlap=True`` (eq. 6, as DESIGN.md decides): take ``T_D`` and
+    With ``overlap=True`` (eq. 6, as docs/models.md decides): take ``T_D`` and
     ``T_U`` of each worker from the solution selected above, replace the
     computation time by ``max(0, T_F - T_D) + max(0, T_B - T_U)``, solve again
     and apply eq. 5 again.
@@ -1018,7 +1018,7 @@ def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, wo
                      residual="deterministic", method="auto"):
     """SGD steps per second of Async-SGD with a parameter server (Li et al. 2022, eqs. 1-6).
 
-    The DESIGN.md contract.  Two ways to call it:
+    The public contract.  Two ways to call it:
 
     * **heterogeneous workers** -- ``workers`` is one integer K and
       ``t_forward`` and/or ``t_backward`` is a sequence of K values (one per

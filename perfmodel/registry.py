@@ -3,7 +3,8 @@
 Every part of the toolkit that offers a choice of models reads this list: the
 CLI's ``--model`` choices and flags, sweeps, the model selection's candidates,
 the validation matrix and the DL2 report.  Adding a model means: its module,
-one :class:`ModelEntry` here, its tests and a README row.
+one :class:`ModelEntry` here, its tests and a row of "Which model when" (README
+and docs/models.md).
 
 An entry names its class by ``"module:Class"`` and the class is imported only
 when asked for (:func:`model_class`, :func:`make`), so reading the list costs

@@ -188,3 +188,20 @@ def test_readme_command_line_tour_runs(tmp_path):
     done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+#: What a user reads besides the pages: docstrings and messages in the package,
+#: the notebooks, the shipped examples and test data.
+SOURCES = sorted([*ROOT.glob("perfmodel/**/*.py"), *ROOT.glob("optimizer/**/*.py"),
+                  *ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("examples/**/*.*"),
+                  *ROOT.glob("tests/data/**/*.md"), *ROOT.glob("tests/data/*.csv")])
+
+
+@pytest.mark.parametrize("pattern", FORBIDDEN)
+def test_no_internal_references_in_code_and_notebooks(pattern):
+    hits = []
+    for path in SOURCES:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        hits += [f"{path.relative_to(ROOT)}: {m.group(0)}"
+                 for m in re.finditer(pattern, text, flags=re.I)]
+    assert not hits, hits[:10]

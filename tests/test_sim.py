@@ -267,7 +267,7 @@ def test_async_desynchronization_is_reported():
     assert r.meta["jitter"] == 0.0 and "sampling" in r.meta["desync"]
     r = simulate(one, 4, B, mode="sync", steps=10, warmup=0)
     assert r.meta["jitter"] == 0.0
-    # without desynchronization a deterministic trace stays in lock-step (DESIGN.md)
+    # without desynchronization a deterministic trace stays in lock-step (docs/models.md, design decisions)
     r = simulate(one, 4, B, mode="async", steps=10, warmup=0, jitter=0.0)
     assert r.throughput == pytest.approx(4 / sync_step_time(M, B, TF, TB, TS, 4, "ps"))
 

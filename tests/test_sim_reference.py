@@ -6,7 +6,7 @@ progress, re-scanned at every iteration for the op with the least time left
 (lines 10-11), every op in Q charged for the elapsed time (lines 15-16),
 dependencies released (17-26), the worker's next op on the resource started or
 the worker removed from ``active`` (27-30), and steps restarted (31-39).  It
-has DESIGN.md's two fixes, marked FIX 1 and FIX 2, and the extensions the
+has the two documented fixes, marked FIX 1 and FIX 2, and the extensions the
 engine offers (HTTP/2 window, per-flow cap, several servers with max-min
 sharing over server links and worker NICs, all-reduce contraction), written
 as plainly as possible.  It is slow on purpose: O(|Q|) work per event.
@@ -78,7 +78,7 @@ def maxmin_rates(flows, cap):
 
 def reference(traces, counts, bandwidth, mode="async", sharing="ps", steps=3, seed=0, *,
               per_flow_cap=None, window=None, jitter=None, server_sharing="nic"):
-    """Li et al. 2022, Algorithm 1 with DESIGN.md's fixes.
+    """Li et al. 2022, Algorithm 1 with docs/models.md's fixes.
 
     Returns ``({(w, k, op id): (start, end)}, step ends of shape (K, steps),
     ambiguous)``.  ``ambiguous`` is set when two ops were due to finish within

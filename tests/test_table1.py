@@ -9,7 +9,7 @@ Spearman correlation of the predicted against the measured ranking of Table 1
 model options                                  MNIST     best (paper     I-22K     best (paper
                                                          2/9/2)                    4/4/4)
 =============================================  ========  ==============  ========  ============
-default ``LayerWise()`` (DESIGN.md)            0.86      4/4/4           0.89      4/4/4
+default ``LayerWise()`` (docs/models.md)       0.86      4/4/4           0.89      4/4/4
 ``PRINTED_READING`` (see below)                0.52      4/4/4           0.27      4/3/6 = 4/3/4
 =============================================  ========  ==============  ========  ============
 
@@ -18,7 +18,7 @@ field of the zoo DNNs), ``perfmodel optimize`` answers 4/4/4 for ImageNet-22K
 and 4/4/4 for MNIST (the paper: 2/9/2); see "MNIST 4/4/4" below.
 
 * **PRINTED_READING** = ``LayerWise(read_bandwidth="thread", mw_position=0.5)``,
-  the defaults before DESIGN.md's revision.  ``mw_position=0.5`` and
+  the defaults before docs/models.md's revision.  ``mw_position=0.5`` and
   ``C_nbw(H) = C_nbw / H`` in eqs. 10-11
   make the weight read term M_w N_sample / N_read 17-720 times the whole
   compute (ImageNet-22K 4/4/4: 0.28 s of reads against 9 ms of compute per

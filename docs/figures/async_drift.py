@@ -1,4 +1,4 @@
-"""How far apart async workers drift: ns-3 against the simulator (README figure).
+"""How far apart async workers drift: ns-3 against the simulator (a figure of docs/validation.md).
 
 Runs two async regimes of the ns-3 corpus at 8 workers with 40 gradients per worker
 (the corpus measures 16), and the trace-driven simulator with fair sharing on the

@@ -1,4 +1,4 @@
-"""The event loop of the simulator: Li et al. 2022, Algorithm 1 (with DESIGN.md's two
+"""The event loop of the simulator: Li et al. 2022, Algorithm 1 (with the two documented
 fixes) and Li et al. 2020, Algorithm 3.1, over flat buffers.
 
 This module is written in the subset of Python that numba compiles: scalars

@@ -43,7 +43,7 @@ Semantics (Li et al. 2022, Sec. 2.2.2 and 3.2; Li et al. 2020, Sec. 3.4 and 5):
 * Events at the same instant are processed in the order their ops started
   (the stable sort of Q in Algorithm 1 line 10).
 
-The two fixes of DESIGN.md to Algorithm 1 as printed, applied here:
+The two documented fixes (docs/models.md) to Algorithm 1 as printed, applied here:
 
 1. A worker *uses* a resource (is in ``active[r]``, which sets everyone's
    share) while it has an op of that resource running **or queued** (line
@@ -54,7 +54,7 @@ The two fixes of DESIGN.md to Algorithm 1 as printed, applied here:
    printed tests the schedulers only, which are empty while the last ops are
    still running).
 
-Desynchronizing async workers (DESIGN.md decision).  A deterministic trace in
+Desynchronizing async workers (a design decision, docs/models.md).  A deterministic trace in
 async mode stays in lock-step forever under equal sharing.  Sampling several
 profiled steps desynchronizes workers as in the papers; a trace with a single
 step cannot, so ``jitter=None`` (auto) multiplies every computation of a
@@ -608,7 +608,7 @@ def draws(traces, counts, steps, seed, mode, jitter):
     cv : float
         The jitter's coefficient of variation used.
     desync : str
-        How async workers are desynchronized (DESIGN.md decision).
+        How async workers are desynchronized (a design decision, docs/models.md).
     """
     rng = np.random.default_rng(seed)
     K = int(sum(counts))

@@ -20,7 +20,7 @@ are not stored: the simulator divides ``bytes`` by the bandwidth it is given,
 as Li et al. 2022, Sec. 2.2.1 do after validating that transfer time is linear
 in size.
 
-The JSON format (DESIGN.md; YAML works too, and values may be unit strings
+The JSON format (docs/usage.md; YAML works too, and values may be unit strings
 such as ``"4 MB"`` or ``"12 ms"``)::
 
     {"name": "...", "batch_size": 32,
