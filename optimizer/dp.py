@@ -213,6 +213,7 @@ class Pricer:
 
     def __post_init__(self):
         check_chain(self.dnn)
+        self.model.check_hardware(self.cluster)
         # the per-layer model of the cache makes a layer's cost its own business
         self.layer_model = dataclasses.replace(self.model, working_set="layer")
         self.exact = self.model.working_set == "layer"

@@ -208,9 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sm = sub.add_parser("simulate", help="trace-driven simulation (Li et al. 2020 Algorithm 3.1, "
                                          "Li et al. 2022 Algorithm 1)")
-    sm.add_argument("--trace", required=True,
+    sm.add_argument("--trace",
                     help="trace FILE (JSON/YAML) or zoo:NAME (a PipeDream layer profile, e.g. "
-                         "zoo:resnet50)")
+                         "zoo:resnet50); required, here or as workload.trace of --job")
     sm.add_argument("--workers", default="1-8", help="workers: 1-10, 1-16:2 or 1,2,4 (default 1-8)")
     sm.add_argument("--bandwidth", default="10Gbps")
     sm.add_argument("--mode", choices=("async", "sync", "allreduce"), default="sync")
@@ -354,6 +354,11 @@ def build_parser() -> argparse.ArgumentParser:
                              default="throughput")
     for k in kp.values():
         k.add_argument("-o", "--output", required=True, help="FILE.png or FILE.svg")
+    for command in (p, sw, o, sm):
+        command.add_argument("--job", metavar="FILE",
+                             help="job file (YAML/JSON) with workload, cluster and execution "
+                                  "sections; flags on the command line win (see docs/usage.md)")
+    parser.commands = sub.choices  # each command's parser, for the job files' flags
     return parser
 
 
@@ -393,9 +398,12 @@ def _terminated(signum, frame):
     raise KeyboardInterrupt
 
 
-def _run(args) -> int:
+def _run(args, parser: argparse.ArgumentParser, argv: list[str]) -> int:
     """Run one parsed command; every failure becomes one line and an exit code."""
     try:
+        if getattr(args, "job", None):  # imported like a command: only when used
+            command, job = parser.commands[args.command], import_module("perfmodel._cli.job")
+            job.apply_job(args, command, job.explicit_dests(command, argv))
         for name, value in vars(args).items():
             if isinstance(value, str) and not value.strip():
                 raise CliError(f"--{name.replace('_', '-')}: empty value")
@@ -438,12 +446,13 @@ def _run(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 infeasible, 2 bad input, 130 interrupted)."""
     parser = build_parser()
-    args = parser.parse_args(argv)  # exits 2 with a usage line on bad flags
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)  # exits 2 with one line on bad flags
     previous = signal.getsignal(signal.SIGTERM)
     with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
         signal.signal(signal.SIGTERM, _terminated)
     try:
-        return _run(args)
+        return _run(args, parser, argv)
     finally:
         with contextlib.suppress(ValueError, TypeError):
             signal.signal(signal.SIGTERM, previous)

@@ -569,13 +569,18 @@ class LayerWise:
             raise SpecError("reuse_threshold", f"must be > 0, got {self.reuse_threshold!r}")
 
     # -- inputs
-    def _check(self, dnn, cluster: Cluster, config: Config, plan: Plan) -> None:
-        if not isinstance(dnn, DNN):
-            raise SpecError("workload", f"LayerWise needs a DNN spec, got {type(dnn).__name__}")
+    @staticmethod
+    def check_hardware(cluster: Cluster) -> None:
+        """SpecError naming the first hardware constant of Sec. 4 the cluster lacks."""
         for name in _REQUIRED_HARDWARE:
             if getattr(cluster, name) is None:
                 raise SpecError(f"cluster.{name}", "is required by the layer-wise model "
                                                    "(use zoo:yan2015 or `perfmodel calibrate`)")
+
+    def _check(self, dnn, cluster: Cluster, config: Config, plan: Plan) -> None:
+        if not isinstance(dnn, DNN):
+            raise SpecError("workload", f"LayerWise needs a DNN spec, got {type(dnn).__name__}")
+        self.check_hardware(cluster)
         if len(plan.layers) != len(dnn.layers):
             raise SpecError("plan", f"has {len(plan.layers)} layer plans for "
                                     f"{len(dnn.layers)} layers")

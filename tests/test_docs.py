@@ -8,6 +8,7 @@ here guards that path (tests/test_readme.py runs the README's Python blocks).
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -179,7 +180,8 @@ def test_documented_commands_parse(page):
 
 
 def test_readme_command_line_tour_runs(tmp_path):
-    """The README's command-line tour runs as written in an empty directory."""
+    """The README's command-line tour runs as written beside a copy of examples/."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
     tour = [b for b in blocks(README, "bash") if "perfmodel zoo list" in b]
     assert len(tour) == 1
     script = 'perfmodel() { "$PERFMODEL_PYTHON" -m perfmodel "$@"; }\nset -e\n' + tour[0]

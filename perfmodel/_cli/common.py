@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import io, registry, units, zoo
 from ..errors import SpecError
-from ..specs import Cluster, Config, Profile
+from ..specs import Cluster, Config, Profile, Spec
 from .flags import (
     DEFAULTS,
     MAX_GRID_POINTS,
@@ -44,8 +44,10 @@ _ZOO = {"profile": (zoo.profile_names, zoo.profile), "cluster": (zoo.cluster_nam
         "dnn": (zoo.names, zoo.load)}
 
 
-def resolve_spec(source: str, kind: str):
-    """``zoo:NAME``, a zoo name, or a file path -> spec."""
+def resolve_spec(source, kind: str):
+    """``zoo:NAME``, a zoo name, or a file path -> spec; a spec (a job's inline one) as is."""
+    if isinstance(source, Spec):
+        return source
     name = source[4:] if source.startswith("zoo:") else source
     names, get = _ZOO[kind]
     if source.startswith("zoo:") or (not Path(source).exists() and name in names()):

@@ -35,6 +35,8 @@ def _parsing(text: str) -> tuple[float, float]:
 
 def _shaped_trace(args) -> tuple[Trace, str]:
     """The trace with the options applied, and a line saying what was simulated."""
+    if not args.trace:
+        raise CliError("--trace: required (a trace file or zoo:NAME, or workload.trace of --job)")
     zoo_trace = args.trace.startswith("zoo:")
     if args.overlap is not None and not zoo_trace:
         raise CliError("--overlap: a trace file keeps its own dependencies; applies to zoo:NAME")
