@@ -207,6 +207,10 @@ def test_select_model_caps_the_chosen_estimate_at_the_runs_cpu_ceiling():
     # async runs have no common step: no ceiling
     asy = [dataclasses.replace(m, mode="async") for m in runs]
     assert select_model(prof, clu, asy, cpu_capacity=2.0).ceiling is None
+    # a capacity with no readings to act on is an error, not silently unused
+    bare = [dataclasses.replace(m, server_cpu=None, worker_cpu=None) for m in runs]
+    with pytest.raises(SpecError, match="cpu_capacity: the measurements have no"):
+        select_model(prof, clu, bare, cpu_capacity=2.0)
 
 
 def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import io, zoo
+from ..errors import CliError, SpecError
 from ..fit.selection import select_model
 from ..sim.trace import Trace
 
@@ -21,10 +22,16 @@ def workload_of(args, profile):
 
 def selected_model(args, profile, cluster):
     """The model chosen and calibrated on --measurements (perfmodel.fit.selection)."""
-    selection = select_model(workload_of(args, profile), cluster,
-                             io.load_measurements(args.measurements),
-                             overlap=bool(args.overlap), lossy=bool(getattr(args, "lossy", False)),
-                             simulate=bool(getattr(args, "simulate", False)),
-                             link_sharing=getattr(args, "link", None),
-                             cpu_capacity=getattr(args, "cpu_capacity", None))
+    try:
+        selection = select_model(workload_of(args, profile), cluster,
+                                 io.load_measurements(args.measurements),
+                                 overlap=bool(args.overlap),
+                                 lossy=bool(getattr(args, "lossy", False)),
+                                 simulate=bool(getattr(args, "simulate", False)),
+                                 link_sharing=getattr(args, "link", None),
+                                 cpu_capacity=getattr(args, "cpu_capacity", None))
+    except SpecError as err:
+        if err.field != "cpu_capacity":
+            raise
+        raise CliError(f"--cpu-capacity: {err.message}") from None
     return selection.chosen

@@ -1102,6 +1102,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += timeout_why(*spread)
     ceiling = None
     if cpu_capacity is not None:
+        if all(m.server_cpu is None for m in ms):
+            raise SpecError("cpu_capacity", "the measurements have no server_cpu or worker_cpu "
+                                            "readings for it to act on")
         ceiling = cpu_ceiling(profile, ms, capacity=cpu_capacity, mode=mode)
         if ceiling is not None:
             why += "; capped at the CPU ceiling of the runs (utilization law)"
