@@ -171,3 +171,11 @@ def test_report_bad_options(records):
 def test_report_models_cover_our_models():
     names = set(dl2.report_models())
     assert {"sync-ps", "sync-fcfs", "sync-hybrid", "async-mva", "optimus"} <= names
+
+
+def test_dnn_names_accept_either_spelling():
+    from perfmodel.fit.dl2 import dnn_names
+    known = ["resnet-50", "vgg-16", "inception-bn"]
+    assert dnn_names(["resnet50", "VGG_16", "inception-bn"], known) == known
+    with pytest.raises(SpecError, match="unknown DNN 'resnet152'"):
+        dnn_names(["resnet152"], known)

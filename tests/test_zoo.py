@@ -236,3 +236,10 @@ def test_layer_helpers_inputs_and_costs():
     dnn = net.dnn("tiny", "test", "")
     assert dnn.layer("f").flops == 0 and dnn.layer(z).flops == 2 * 4 * 4
     assert dnn.layer("s").weights == 32 * 3 + 3
+
+
+def test_a_trace_answers_to_its_coarse_profile_name_too():
+    """`zoo list` shows resnet50-pipedream; `simulate --trace zoo:resnet50-pipedream` works."""
+    a, b = zoo.pipedream_trace("resnet50"), zoo.pipedream_trace("resnet50-pipedream")
+    assert a == b
+    assert "resnet50" in zoo.pipedream_names()

@@ -12,7 +12,7 @@ __all__ = ["run"]
 def run(args) -> str:
     if args.action == "list":
         data = {"dnns": zoo.names(), "profiles": zoo.profile_names(),
-                "clusters": zoo.cluster_names()}
+                "traces": zoo.pipedream_names(), "clusters": zoo.cluster_names()}
         if args.format == "json":
             return json_text(data)
         return "".join(f"{kind}:\n" + "".join(f"  {n}\n" for n in names)

@@ -65,7 +65,21 @@ from ..specs import Cluster, Config, Profile
 
 __all__ = ["BUILTIN_PATH", "DL2Record", "parse_dl2", "load_builtin", "report_models",
            "largest_cpu_reading", "utilization_ceiling", "DL2Fit", "network", "fit_model", "OptimusCandidate",
-           "DL2Report", "validate_dl2"]
+           "DL2Report", "validate_dl2", "dnn_names"]
+
+
+def dnn_names(asked, known) -> list[str]:
+    """The DL2 names of the DNNs ``asked`` for, written either way (``resnet50`` is
+    DL2's ``resnet-50``: case, ``-`` and ``_`` do not count); SpecError naming an unknown one."""
+    def plain(name):
+        return str(name).lower().replace("-", "").replace("_", "")
+    by_plain = {plain(k): k for k in known}
+    out = []
+    for name in asked:
+        if plain(name) not in by_plain:
+            raise SpecError("dnns", f"unknown DNN {str(name)[:40]!r}; known: {', '.join(known)}")
+        out.append(by_plain[plain(name)])
+    return out
 
 #: The built-in, unchanged copy of DL2's ``config_speed.txt``.
 BUILTIN_PATH = Path(__file__).parent.parent / "zoo" / "dl2" / "dl2_config_speed.txt"
@@ -537,10 +551,7 @@ def validate_dl2(records=None, *, candidates: Mapping | None = None, dnns=None,
     for r in records:
         by_dnn.setdefault(r.model, []).append(r)
     if dnns is not None:
-        unknown = [d for d in dnns if d not in by_dnn]
-        if unknown:
-            raise SpecError("dnns", f"unknown DNN {unknown[0]!r}; known: {', '.join(by_dnn)}")
-        by_dnn = {d: by_dnn[d] for d in dnns}
+        by_dnn = {d: by_dnn[d] for d in dnn_names(dnns, by_dnn)}
     rows, skipped, failures, train_sets = [], [], [], {}
     for dnn, recs in by_dnn.items():
         good = [r for r in recs if not r.failed]

@@ -90,6 +90,7 @@ from ..measurements import Measurement
 from ..specs import Cluster
 from .dl2 import (
     OptimusCandidate,
+    dnn_names,
     fit_model,
     largest_cpu_reading,
     load_builtin,
@@ -293,10 +294,7 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
     capacity = largest_cpu_reading(r for recs in by_dnn.values()
                                    for r in _split_dl2(recs, extra_runs=extra_runs)[0])
     if dnns is not None:
-        unknown = [d for d in dnns if d not in by_dnn]
-        if unknown:
-            raise SpecError("dnns", f"unknown DNN {unknown[0]!r}; known: {', '.join(by_dnn)}")
-        by_dnn = {d: by_dnn[d] for d in dnns}
+        by_dnn = {d: by_dnn[d] for d in dnn_names(dnns, by_dnn)}
     cells = []
     for dnn, recs in by_dnn.items():
         train, test = _split_dl2(recs, extra_runs=extra_runs)

@@ -86,7 +86,9 @@ def pipedream_names() -> list[str]:
 
 
 def pipedream_graph(name: str):
-    """The measured per-layer PipeDream profile ``name`` as a PipeDreamGraph."""
+    """The measured per-layer PipeDream profile ``name`` (or ``name-pipedream``, the coarse
+    profile's name) as a PipeDreamGraph."""
+    name = name.removesuffix("-pipedream")
     if name not in pipedream_names():
         raise SpecError("trace", f"no PipeDream profile called {name!r} in the zoo "
                                  f"(known: {', '.join(pipedream_names())})")
@@ -95,5 +97,6 @@ def pipedream_graph(name: str):
 
 def pipedream_trace(name: str, t_update: float = 0.0, overlap: bool = True):
     """A layer-level simulator trace of the PipeDream profile ``name``, at its measured batch."""
+    name = name.removesuffix("-pipedream")
     batch = profile(f"{name}-pipedream").batch_size
     return Trace.from_pipedream(pipedream_graph(name), t_update, overlap, batch_size=batch)
