@@ -43,59 +43,71 @@ def _add_selection_flags(p) -> None:
 # ---------------------------------------------------------------- parser
 def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
                    model: str = "sync") -> None:
-    p.add_argument("--model", choices=registry.model_names(cli=True), default=model,
-                   help="performance model (default: %(default)s)")
-    p.add_argument("--dnn", help=f"layerwise: DNN FILE or zoo:NAME (default {DEFAULTS['dnn']})")
-    p.add_argument("--profile", default=DEFAULTS["profile"],
-                   help="coarse profile: FILE (JSON/YAML) or zoo:NAME (default: %(default)s)")
-    p.add_argument("--cluster", help=f"cluster: FILE or zoo:NAME (default: {DEFAULTS['cluster']}, "
-                                     f"{DEFAULTS['layerwise_cluster']} for --model layerwise)")
+    """The flags of a job (workload, cluster, model options), in help groups per model."""
+    workload = p.add_argument_group("workload and cluster")
+    sync = p.add_argument_group("network and sync models (sync, allreduce, sim)")
+    layerwise = p.add_argument_group("layer-wise model (Yan et al. 2015)")
+    async_ = p.add_argument_group("async queueing models (async, lin; Li et al. 2022)")
+    gst = p.add_argument_group("straggler model (gst; Zhang et al. 2023)")
+    sim = p.add_argument_group("simulator (sim) and intervals")
+    output = p.add_argument_group("output")
+    workload.add_argument("--model", choices=registry.model_names(cli=True), default=model,
+                          help="performance model (default: %(default)s)")
+    workload.add_argument("--dnn", help=f"layerwise: DNN FILE or zoo:NAME (default {DEFAULTS['dnn']})")
+    workload.add_argument("--profile", default=DEFAULTS["profile"],
+                          help="coarse profile: FILE (JSON/YAML) or zoo:NAME (default: %(default)s)")
+    workload.add_argument("--cluster", help=f"cluster: FILE or zoo:NAME (default: "
+                                            f"{DEFAULTS['cluster']}, {DEFAULTS['layerwise_cluster']} "
+                                            "for --model layerwise)")
     for name, unit in PROFILE_FLAGS.items():
-        p.add_argument("--" + name.replace("_", "-"), metavar=unit,
-                       help=f"override the profile's {name} (unit string, e.g. 100MB or 40ms)")
-    p.add_argument("--batch-size", type=int, help="override the profile's batch size")
-    p.add_argument("--sharing", choices=("ps", "fcfs", "hybrid"),
-                   help="link sharing of the sync model (default hybrid, Li et al. 2022 eq. 9)")
-    p.add_argument("--sharing-weight", type=float, help="weight of PS against FCFS (default 0.5)")
-    p.add_argument("--overlap", action="store_true", help="overlap communication and compute (eq. 10)")
-    p.add_argument("--algorithm", choices=("ring", "tree"), help="all-reduce algorithm")
-    p.add_argument("--link-efficiency", type=float, help="goodput over line rate (default 1)")
-    p.add_argument("--per-flow-cap", help="largest rate of one flow, e.g. 10Gbps")
-    p.add_argument("--epoch-samples", type=int,
-                   help="samples per epoch (default: the zoo DNN's data set, else ImageNet-1k's "
-                        f"{DEFAULTS['epoch_samples']:,})")
-    p.add_argument("--mw-position", type=float,
-                   help="layerwise: M_w between eq. 11 (0, default) and eq. 10 (1)")
-    p.add_argument("--read-bandwidth", choices=("machine", "thread"),
-                   help="layerwise: weights read over the whole NIC once per worker (machine, "
-                        "default) or at 1/H of it per thread (thread, eqs. 10-11 as printed)")
-    p.add_argument("--cache-model", choices=("blend", "step"), help="layerwise: cache model")
-    p.add_argument("--threads", type=int, help="layerwise: threads per worker (default: cores)")
-    p.add_argument("--working-set", choices=("worker", "layer"),
-                   help="layerwise: what must fit in cache (default: worker for predict, "
-                        "layer for optimize, which keeps the dynamic program exact)")
-    p.add_argument("--discipline", choices=("ps", "fcfs", "hybrid"),
-                   help="async/lin: link discipline of the MVA (default hybrid, Li et al. 2022 eq. 5)")
-    p.add_argument("--rho-threshold", type=float,
-                   help="async/lin: rho_T of eq. 5 (default: the cluster's rho_threshold, else 0.6)")
-    p.add_argument("--residual", choices=("deterministic", "exponential"),
-                   help="async/lin: FCFS residual of eq. 2 (default deterministic, as printed)")
-    p.add_argument("--sigma", type=float,
-                   help="gst: standard deviation of a worker's step time in seconds (default 0)")
-    p.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")
-    p.add_argument("--units", choices=("printed", "sound"),
-                   help="gst: eqs. 11/15/16 as printed or dimensionally sound")
-    p.add_argument("--server-link", choices=("shared", "dedicated"),
-                   help="gst: the N/K workers of a server share its link (shared, default) or "
-                        "every message runs at line rate (dedicated, eq. 10 as printed)")
-    p.add_argument("--interval", choices=("iteration",),
-                   help="gst: throughput_low/high from the single-iteration time percentiles")
-    p.add_argument("--replications", type=int,
-                   help="sim: independent runs; their mean, with a Student-t interval (default 1)")
-    p.add_argument("--jitter", type=float,
-                   help="sim: CV of compute times (default: the cluster's compute_cv)")
-    p.add_argument("--level", type=float, help="gst/sim: interval level (default 0.9)")
-    p.add_argument("--format", choices=with_format, default="table")
+        workload.add_argument("--" + name.replace("_", "-"), metavar=unit,
+                              help=f"override the profile's {name} (a unit is required, e.g. "
+                                   "100MB or 40ms)")
+    workload.add_argument("--batch-size", type=int, help="override the profile's batch size")
+    sync.add_argument("--sharing", choices=("ps", "fcfs", "hybrid"),
+                      help="link sharing of the sync model (default hybrid, Li et al. 2022 eq. 9)")
+    sync.add_argument("--sharing-weight", type=float, help="weight of PS against FCFS (default 0.5)")
+    sync.add_argument("--overlap", action="store_true", help="overlap communication and compute (eq. 10)")
+    sync.add_argument("--algorithm", choices=("ring", "tree"), help="all-reduce algorithm")
+    sync.add_argument("--link-efficiency", type=float, help="goodput over line rate (default 1)")
+    sync.add_argument("--per-flow-cap", help="largest rate of one flow, e.g. 10Gbps")
+    workload.add_argument("--epoch-samples", type=int,
+                          help="samples per epoch (default: the zoo DNN's data set, else ImageNet-1k's "
+                               f"{DEFAULTS['epoch_samples']:,})")
+    layerwise.add_argument("--mw-position", type=float,
+                           help="layerwise: M_w between eq. 11 (0, default) and eq. 10 (1)")
+    layerwise.add_argument("--read-bandwidth", choices=("machine", "thread"),
+                           help="layerwise: weights read over the whole NIC once per worker (machine, "
+                                "default) or at 1/H of it per thread (thread, eqs. 10-11 as printed)")
+    layerwise.add_argument("--cache-model", choices=("blend", "step"), help="layerwise: cache model")
+    layerwise.add_argument("--threads", type=int, help="layerwise: threads per worker (default: cores)")
+    layerwise.add_argument("--working-set", choices=("worker", "layer"),
+                           help="layerwise: what must fit in cache (default: worker for predict, "
+                                "layer for optimize, which keeps the dynamic program exact)")
+    async_.add_argument("--discipline", choices=("ps", "fcfs", "hybrid"),
+                        help="async/lin: link discipline of the MVA (default hybrid, Li et al. 2022 eq. 5)")
+    async_.add_argument("--rho-threshold", type=float,
+                        help="async/lin: rho_T of eq. 5 (default: the cluster's rho_threshold, else 0.6)")
+    async_.add_argument("--residual", choices=("deterministic", "exponential"),
+                        help="async/lin: FCFS residual of eq. 2 (default deterministic, as printed)")
+    gst.add_argument("--sigma", type=float,
+                     help="gst: standard deviation of a worker's step time in seconds (default 0)")
+    gst.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")
+    gst.add_argument("--units", choices=("printed", "sound"),
+                     help="gst: eqs. 11/15/16 as printed or dimensionally sound")
+    gst.add_argument("--server-link", choices=("shared", "dedicated"),
+                     help="gst: the N/K workers of a server share its link (shared, default) or "
+                          "every message runs at line rate (dedicated, eq. 10 as printed)")
+    gst.add_argument("--interval", choices=("iteration",),
+                     help="gst: throughput_low/high from the single-iteration time percentiles")
+    sim.add_argument("--replications", type=int,
+                     help="sim: independent runs; their mean, with a Student-t interval (default 1)")
+    sim.add_argument("--jitter", type=float,
+                     help="sim: CV of compute times (default: the cluster's compute_cv)")
+    sim.add_argument("--level", type=float, help="gst/sim: interval level (default 0.9)")
+    output.add_argument("--format", choices=with_format, default="table",
+                        help="table (default), or a machine format: " + ", ".join(
+                            f for f in with_format if f != "table"))
 
 
 def _add_place_flags(p: argparse.ArgumentParser) -> None:
