@@ -17,10 +17,17 @@ import contextlib
 import os
 import signal
 import sys
-from importlib import import_module, metadata
+from importlib import import_module
 
 from . import registry
-from ._cli.flags import DEFAULTS, PROFILE_FLAGS, CliError, check_int_limits, parse_int_range
+from ._cli.flags import (
+    DEFAULTS,
+    PROFILE_FLAGS,
+    CliError,
+    check_int_limits,
+    package_version,
+    parse_int_range,
+)
 from .errors import Infeasible, SpecError
 
 __all__ = ["main", "build_parser", "parse_int_range", "DEFAULTS", "CliError"]
@@ -140,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``perfmodel`` command."""
     parser = _Parser(
         prog="perfmodel", description="Predict and optimize distributed deep-learning training speed.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     z = sub.add_parser("zoo", help="built-in DNNs, profiles and clusters")
@@ -372,14 +379,6 @@ def build_parser() -> argparse.ArgumentParser:
                                   "sections; flags on the command line win (see docs/usage.md)")
     parser.commands = sub.choices  # each command's parser, for the job files' flags
     return parser
-
-
-def _version() -> str:
-    """The installed distribution's version (the source tree's when not installed)."""
-    try:
-        return metadata.version("perfmodel")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed)"
 
 
 def _lazy(command: str):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from cli_json import records_or_json
 
 from optimizer import search
 from perfmodel import zoo
@@ -30,11 +31,11 @@ def test_parse_int_range():
 
 def test_zoo_list_and_show(capsys):
     code, out, _ = run(capsys, "zoo", "list", "--format", "json")
-    data = json.loads(out)
+    data = records_or_json(out)
     assert code == 0 and "resnet50" in data["dnns"] and "adam-imagenet22k" in data["dnns"]
     assert "aws-p3.2xlarge" in data["clusters"] and "resnet50-pipedream" in data["profiles"]
     code, out, _ = run(capsys, "zoo", "show", "vgg16", "--format", "json")
-    assert code == 0 and sum(l["weights"] for l in json.loads(out)["layers"]) == 138_357_544
+    assert code == 0 and sum(l["weights"] for l in records_or_json(out)["layers"]) == 138_357_544
     code, out, _ = run(capsys, "zoo", "show", "resnet50")
     assert code == 0 and "25,557,032 parameters" in out
     code, out, _ = run(capsys, "zoo", "show", "aws-p3.2xlarge")
@@ -50,7 +51,10 @@ def test_predict_json_matches_library(capsys):
     code, out, _ = run(capsys, "predict", "--model", "sync", "--workers", "1-8",
                        "--bandwidth", "1Gbps,10Gbps", "--format", "json")
     assert code == 0
-    records = json.loads(out)
+    answer = json.loads(out)
+    assert answer["command"] == "predict" and answer["model"] == "sync"
+    assert answer["units"]["step_time"] == "s" and answer["perfmodel"]
+    records = answer["records"]
     assert len(records) == 16
     p = zoo.profile("resnet50-pipedream")
     for r in records:
@@ -68,7 +72,7 @@ def test_predict_allreduce_and_overrides(capsys):
                        "--t-forward", "40ms", "--t-backward", "80ms", "--workers", "2,4",
                        "--bandwidth", "10Gbps", "--format", "json")
     assert code == 0
-    for r in json.loads(out):
+    for r in records_or_json(out):
         k = r["workers"]
         # eq. 11 by hand: 0.12 s + 2 (K-1)/K * 1e8 B / 1.25e9 B/s
         assert r["step_time"] == pytest.approx(0.12 + 2 * (k - 1) / k * 0.08)
@@ -87,7 +91,7 @@ def test_predict_csv_and_table(capsys):
 def test_optimize_coarse_matches_library(capsys):
     code, out, _ = run(capsys, "optimize", "--model", "sync", "--format", "json")
     assert code == 0
-    data = json.loads(out)
+    data = records_or_json(out)
     assert {"best", "ranked", "n_evaluated", "seconds"} <= set(data)
     assert {"n_workers", "n_replicas", "n_ps", "epoch_time", "layers"} <= set(data["best"])
     expected = search(SyncCoarse(), zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge"),
@@ -103,7 +107,7 @@ def test_optimize_default_is_seed_004_imagenet22k_on_20_machines(capsys):
 
     code, out, _ = run(capsys, "optimize", "--format", "json", "--top", "3")
     assert code == 0
-    data = json.loads(out)
+    data = records_or_json(out)
     expected = optimize(LayerWise(working_set="layer"), zoo.load("adam-imagenet22k"),
                         zoo.cluster("yan2015"), epoch_samples=15_000_000, top=3)
     best = data["best"]
@@ -174,7 +178,7 @@ def test_python_m_optimizer_is_perfmodel_optimize(capsys):
                           capture_output=True, text=True)
     assert proc.returncode == 0
     code, out, _ = run(capsys, "optimize", "--format", "json", "--top", "2")
-    a, b = json.loads(proc.stdout), json.loads(out)
+    a, b = json.loads(proc.stdout), records_or_json(out)
     assert a["best"] == b["best"] and a["n_evaluated"] == b["n_evaluated"]
 
 
@@ -185,7 +189,7 @@ def test_predict_layerwise_matches_library(capsys):
     code, out, _ = run(capsys, "predict", "--model", "layerwise", "--dnn", "zoo:adam-imagenet22k",
                        "--cluster", "zoo:yan2015", "--config", "4/4/4,2/9/2", "--format", "json")
     assert code == 0
-    records = json.loads(out)
+    records = records_or_json(out)
     assert [(r["n_workers"], r["n_replicas"], r["n_ps"]) for r in records] == [(4, 4, 4), (2, 9, 2)]
     for r in records:
         cfg = Config(n_workers=r["n_workers"], n_replicas=r["n_replicas"], n_ps=r["n_ps"],
@@ -220,7 +224,7 @@ def test_calibrate_writes_a_cluster_the_model_reads(tmp_path, capsys):
     assert cluster.name == "yan2015-calibrated" and cluster.interference == (1.0,)
     code, out, _ = run(capsys, "predict", "--model", "layerwise", "--dnn", "adam-mnist",
                        "--cluster", str(path), "--config", "2/9/2", "--format", "json")
-    assert code == 0 and json.loads(out)[0]["epoch_time"] > 0
+    assert code == 0 and records_or_json(out)[0]["epoch_time"] > 0
 
 
 def test_optimize_rank_and_spread(capsys):
@@ -231,7 +235,7 @@ def test_optimize_rank_and_spread(capsys):
     code, out, _ = run(capsys, "optimize", "--dnn", "zoo:adam-mnist", "--machines", "8",
                        "--rank", "2/3/2,1/6/2,4/1/4", "--spread", "--format", "json")
     assert code == 0
-    data = json.loads(out)
+    data = records_or_json(out)
     expected = rank_configs(LayerWise(working_set="layer"), zoo.load("adam-mnist"),
                             zoo.cluster("yan2015"),
                             [Config(n_workers=2, n_replicas=3, n_ps=2),
@@ -249,7 +253,7 @@ def test_predict_gst_matches_library(capsys):
     code, out, _ = run(capsys, "predict", "--model", "gst", "--workers", "1-3", "--sigma", "0.05",
                        "--format", "json")
     assert code == 0
-    for r in json.loads(out):
+    for r in records_or_json(out):
         est = GST(sigma=0.05).estimate(zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge"),
                                        Config(n_replicas=r["workers"], n_ps=1, epoch_samples=1_281_167))
         assert r["step_time"] == pytest.approx(est.step_time, rel=1e-12)
@@ -263,7 +267,7 @@ def test_place_matches_library(tmp_path, capsys):
     code, out, _ = run(capsys, "place", "--topology", "racks:4x4", "--jobs", "2", "--workers", "3",
                        "--iterations", "10", "--warmup", "2", "--format", "json")
     assert code == 0
-    data = json.loads(out)
+    data = records_or_json(out)
     assert set(data) == {"colocated", "random", "strided", "clustered", "optimized"}
     expected = pl.compare(pl.topology.from_string("racks:4x4"), ("random",), 2, 3, iterations=10,
                           warmup=2, seed=0)
@@ -284,7 +288,7 @@ def test_predict_queueing_and_baselines_match_library(capsys, model):
     code, out, _ = run(capsys, "predict", "--model", model, "--workers", "1-4", "--format", "json")
     assert code == 0
     obj = registry.make(model)
-    for r in json.loads(out):
+    for r in records_or_json(out):
         est = obj.estimate(zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge"),
                            Config(n_replicas=r["workers"], n_ps=1, epoch_samples=1_281_167))
         assert r["throughput"] == pytest.approx(est.throughput, rel=1e-12)
@@ -297,13 +301,13 @@ def test_async_throughput_contract_through_cli(capsys):
                        "--t-forward", "40ms", "--t-backward", "80ms", "--t-update", "5ms",
                        "--batch-size", "1", "--workers", "6", "--format", "json")
     steps = async_throughput(1e8, 1.25e9, 0.04, 0.08, 0.005, 6)
-    assert code == 0 and json.loads(out)[0]["throughput"] == pytest.approx(steps, rel=1e-9)
+    assert code == 0 and records_or_json(out)[0]["throughput"] == pytest.approx(steps, rel=1e-9)
 
 
 def test_validate_dl2(capsys):
     code, out, _ = run(capsys, "validate", "dl2", "--dnn", "vgg-16", "--format", "json")
     assert code == 0
-    data = json.loads(out)
+    data = records_or_json(out)
     assert "vgg-16" in json.dumps(data)
 
 
@@ -316,7 +320,7 @@ def test_simulate_matches_library(tmp_path, capsys):
                        "--chrome-trace", str(out_trace), "--format", "json")
     assert code == 0
     trace = Trace.load("tests/data/sim/tiny.json")
-    for r in json.loads(out):
+    for r in records_or_json(out):
         expected = simulate(trace, r["workers"], 1.25e9, "sync", "ps", steps=40, warmup=5, seed=0)
         assert r["throughput"] == pytest.approx(expected.throughput, rel=1e-12)
     assert "traceEvents" in json.loads(out_trace.read_text())
@@ -337,16 +341,16 @@ def test_simulate_options_match_the_library(capsys):
     trace = order_transmissions(add_parsing_overhead(trace, 1e-10, 5e-5), "reverse", "downlink")
     expected = simulate(trace, 3, 1.25e9, "sync", "hybrid", steps=30, warmup=5, seed=0,
                         window=65536)
-    assert json.loads(out)[0]["throughput"] == pytest.approx(expected.throughput, rel=1e-12)
+    assert records_or_json(out)[0]["throughput"] == pytest.approx(expected.throughput, rel=1e-12)
 
 
 def test_simulate_and_predict_sim_agree_on_overlap_and_say_it(capsys):
     """Both default to no overlap, on the same job (ResNet-50's measured profile, 1 worker)."""
     code, out, _ = run(capsys, "simulate", "--trace", "zoo:resnet50", "--workers", "1",
                        "--steps", "20", "--warmup", "2", "--format", "json")
-    sim_step = json.loads(out)[0]["step_time"]
+    sim_step = records_or_json(out)[0]["step_time"]
     code, out, _ = run(capsys, "predict", "--model", "sim", "--workers", "1", "--format", "json")
-    assert json.loads(out)[0]["step_time"] == pytest.approx(sim_step, rel=1e-9)
+    assert records_or_json(out)[0]["step_time"] == pytest.approx(sim_step, rel=1e-9)
     assert "overlap off" in run(capsys, "simulate", "--trace", "zoo:resnet50", "--workers", "1",
                                 "--steps", "20", "--warmup", "2")[1]
     assert "overlap off" in run(capsys, "predict", "--model", "sim", "--workers", "1")[1]
@@ -369,7 +373,7 @@ def test_calibrate_fit_matches_library(capsys):
                             {"rho_threshold": grid_range(0.1, 1.0, 0.1)})
     # rho_T is a cluster field (Li et al. 2022 find it per platform): calibrated into the
     # cluster file, at the value the model-option fit finds.
-    assert json.loads(out)["params"] == pytest.approx(expected.best)
+    assert records_or_json(out)["params"] == pytest.approx(expected.best)
     code, _, err = run(capsys, "calibrate", "fit", "--grid", "rho_threshold=0.1:1:0.1")
     assert code == 2 and "--measurements" in err
 
@@ -381,7 +385,7 @@ def test_predict_sim_equals_the_library(capsys):
                          "--sharing", "ps", "--format", "json")
     assert code == 0, err
     profile, cluster = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")
-    for record in json.loads(out):
+    for record in records_or_json(out):
         est = TraceSim(sharing="ps").estimate(profile, cluster.replace(machines=8),
                                               Config(n_replicas=record["workers"], n_ps=1))
         assert record["throughput"] == pytest.approx(est.throughput, rel=1e-12)
@@ -408,9 +412,9 @@ def test_measurements_with_a_per_layer_trace(tmp_path, capsys):
     code, out, err = run(capsys, "predict", "--measurements", str(runs), "--simulate",
                          "--trace", "zoo:resnet50", "--workers", "1,4", "--format", "json")
     assert code == 0, err
-    assert [r["workers"] for r in json.loads(out)] == [1, 4]
+    assert [r["workers"] for r in records_or_json(out)] == [1, 4]
     code, out, err = run(capsys, "calibrate", "fit", "--measurements", str(runs), "--model",
                          "sim", "--trace", "zoo:resnet50", "--params", "link_efficiency",
                          "--cv", "none", "--format", "json")
     assert code == 0, err
-    assert json.loads(out)["model"] == "sim"
+    assert records_or_json(out)["model"] == "sim"

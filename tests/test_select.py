@@ -1,11 +1,11 @@
 """Tests of perfmodel.fit.selection: LOO-driven model choice, regime validity, error bars."""
 
 import dataclasses
-import json
 import math
 
 import numpy as np
 import pytest
+from cli_json import records_or_json
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -263,7 +263,7 @@ def test_cli_predict_with_measurements_shows_the_chosen_model_and_interval(capsy
                  "1Gbps", "--format", "json"])
     out, _ = capsys.readouterr()
     assert code == 0
-    (record,) = json.loads(out)
+    (record,) = records_or_json(out)
     prof, clu = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")
     chosen = select_model(prof, clu, load_measurements(path)).chosen
     est = chosen.estimate(prof, clu.replace(nic_bandwidth=1.25e8), Config(n_replicas=4))
@@ -391,7 +391,7 @@ def test_cli_predict_simulate_and_link(capsys, tmp_path):
                  "--link", "fair", "--workers", "4", "--bandwidth", "1Gbps", "--format", "json"])
     out, _ = capsys.readouterr()
     assert code == 0
-    (record,) = json.loads(out)
+    (record,) = records_or_json(out)
     assert record["model"] == "sim-ps" and "exact" in record["why"]
     eq7 = SyncCoarse("ps").estimate(prof, calm, Config(n_replicas=4)).throughput
     assert record["throughput"] == pytest.approx(eq7, rel=1e-6)

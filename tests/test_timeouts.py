@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from cli_json import records_or_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -224,7 +225,6 @@ def _lossy_runs(ks, q=0.08, eff=0.9):
 
 
 def test_cli_predict_lossy_fits_the_timeout_probability(capsys, tmp_path):
-    import json
 
     from perfmodel.cli import main
     from perfmodel.io import save
@@ -239,7 +239,7 @@ def test_cli_predict_lossy_fits_the_timeout_probability(capsys, tmp_path):
                  "--workers", "8", "--bandwidth", "1Gbps", "--format", "json"])
     out, _ = capsys.readouterr()
     assert code == 0
-    (record,) = json.loads(out)
+    (record,) = records_or_json(out)
     assert record["throughput"] == pytest.approx(runs[8], rel=1e-9)
     assert record["model"] == "sync-ps" and "LOO" in record["why"]
     assert record["calibration"]["timeout_probability"] == pytest.approx(0.08)
@@ -248,7 +248,7 @@ def test_cli_predict_lossy_fits_the_timeout_probability(capsys, tmp_path):
     # without --lossy the loss-free fit misses K = 8 by more than 2%
     main(["predict", "--measurements", str(csv), "--cluster", str(cl), "--workers", "8",
           "--bandwidth", "1Gbps", "--format", "json"])
-    (plain,) = json.loads(capsys.readouterr()[0])
+    (plain,) = records_or_json(capsys.readouterr()[0])
     assert abs(plain["throughput"] / runs[8] - 1) > 0.02
 
 

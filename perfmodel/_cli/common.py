@@ -22,10 +22,12 @@ from .flags import (
     PROFILE_FLAGS,
     CliError,
     check_sim_size,
+    package_version,
     parse_int_range,
 )
 
-__all__ = ["DEFAULTS", "MAX_GRID_POINTS", "check_sim_size", "CliError", "MODEL_FLAGS",
+__all__ = ["DEFAULTS", "MAX_GRID_POINTS", "envelope", "RECORD_UNITS", "check_sim_size", "CliError",
+           "MODEL_FLAGS",
            "PROFILE_FLAGS", "parse_int_range",
            "parse_configs", "quantities", "resolve_spec", "epoch_samples_for",
            "profile_from_args", "cluster_from_args", "model_from_args", "table_text",
@@ -129,6 +131,17 @@ def model_from_args(args):
 
 
 # ---------------------------------------------------------------- output
+#: Units of the numbers in a JSON record (SI, as the library's).
+RECORD_UNITS = {"step_time": "s", "throughput": "samples/s", "throughput_interval": "samples/s",
+                "epoch_time": "s", "bandwidth": "B/s", "phases": "s"}
+
+
+def envelope(command: str, model: str, records: list) -> dict:
+    """A JSON answer: what produced it (version, command, model), its units, the records."""
+    return {"perfmodel": package_version(), "command": command, "model": model,
+            "units": RECORD_UNITS, "records": records}
+
+
 def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"

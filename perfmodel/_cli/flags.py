@@ -5,9 +5,11 @@ Imports nothing heavy, so that ``perfmodel --help`` starts fast.
 
 from __future__ import annotations
 
+from importlib import metadata
+
 from ..errors import CliError
 
-__all__ = ["DEFAULTS", "PROFILE_FLAGS", "INT_LIMITS", "MAX_SIM_WORKERS", "MAX_SIM_STEPS",
+__all__ = ["DEFAULTS", "PROFILE_FLAGS", "package_version", "INT_LIMITS", "MAX_SIM_WORKERS", "MAX_SIM_STEPS",
            "MAX_GRID_POINTS",
            "check_int_limits", "check_sim_size", "CliError", "parse_int_range", "MAX_RANGE_VALUES",
            "MAX_RANGE_INT"]
@@ -107,3 +109,11 @@ def check_sim_size(workers: list[int], steps: int) -> None:
     if max(workers) * steps > MAX_SIM_STEPS:
         raise CliError(f"--steps: {steps:,} steps x {max(workers):,} workers is more than the "
                        f"{MAX_SIM_STEPS:,} worker-steps one simulation keeps")
+
+
+def package_version() -> str:
+    """The installed distribution's version (``unknown`` when run from a bare source tree)."""
+    try:
+        return metadata.version("perfmodel")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"

@@ -12,7 +12,16 @@ from ..sim import (
     split_servers,
 )
 from ..sim.model import simulate_range
-from .common import CliError, check_sim_size, json_text, parse_int_range, progress_bar, quantities, table_text
+from .common import (
+    CliError,
+    check_sim_size,
+    envelope,
+    json_text,
+    parse_int_range,
+    progress_bar,
+    quantities,
+    table_text,
+)
 
 __all__ = ["run", "trace_from_arg"]
 
@@ -79,7 +88,7 @@ def run(args) -> str:
                          window=window, record=True)
         io.write_json(chrome_trace(shown), args.chrome_trace)
     if args.format == "json":
-        return json_text(records)
+        return json_text(envelope("simulate", "sim", records))
     rows = [{"workers": r["workers"], "steps_per_s": r["throughput"],
              "samples_per_s": r["sample_throughput"], "step_ms": r["step_time"] * 1e3,
              "bottleneck": r["bottleneck"]} for r in records]
