@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import placement as pl
 from .. import plot
 from ..placement import distributions, ns3
-from .common import json_text, quantities
+from .common import json_text, progress_bar, quantities
 
 __all__ = ["run"]
 
@@ -18,12 +18,15 @@ def run(args) -> str:
     for flag in ("worker_compute", "server_compute"):
         if getattr(args, flag):
             options[flag] = distributions.from_string(getattr(args, flag), "--" + flag.replace("_", "-"))
-    if args.engine == "ns3":
-        results = {name: ns3.simulate_ns3(topo, pl.place(topo, name, args.jobs, args.workers,
-                                                         seed=args.seed), **options)
-                   for name in strategies}
-    else:
-        results = pl.compare(topo, strategies, args.jobs, args.workers, **options)
+    results = {}
+    with progress_bar(len(strategies), "strategies") as tick:
+        for name in strategies:  # each strategy alone: the same seeds, the same answer
+            if args.engine == "ns3":
+                placed = pl.place(topo, name, args.jobs, args.workers, seed=args.seed)
+                results[name] = ns3.simulate_ns3(topo, placed, **options)
+            else:
+                results.update(pl.compare(topo, (name,), args.jobs, args.workers, **options))
+            tick(len(results))
     if args.plot:
         plot.save(plot.latency_cdf(results), args.plot)
     if args.format == "json":
