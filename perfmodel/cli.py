@@ -139,8 +139,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error (argparse prints the whole usage first)."""
 
     def error(self, message):
-        text = " ".join(message.split())
-        self.exit(2, f"perfmodel: error: {text[:300]} (see `{self.prog} --help`)\n")
+        _say("error", f"{message} (see `{self.prog} --help`)")
+        self.exit(2)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -80,29 +80,28 @@ def _flag_value(action: argparse.Action, value, where: str):
     return [parsed] if isinstance(action, argparse._AppendAction) else parsed
 
 
-def _settings(data, path: Path) -> dict[str, object]:
-    """The job's values by flag destination (specs resolved, paths made absolute)."""
+def _settings(data, path: Path) -> tuple[dict, dict]:
+    """The job's specs (by attribute: profile, dnn, trace, cluster; resolved, paths made
+    absolute) and its execution values (by flag destination)."""
     if not isinstance(data, Mapping) or not data:
         raise SpecError("", f"expected the sections {', '.join(SECTIONS)}")
     unknown = set(data) - set(SECTIONS)
     if unknown:
         raise SpecError(sorted(map(str, unknown))[0], f"unknown section (known: {', '.join(SECTIONS)})")
-    base, out = path.parent, {}
+    base, specs = path.parent, {}
     workload = data.get("workload") or {}
     if not isinstance(workload, Mapping):
         raise SpecError("workload", "expected a mapping with profile, dnn or trace")
     for key, value in workload.items():
         if key not in SECTIONS["workload"]:
             raise SpecError(f"workload.{key}", "unknown (known: profile, dnn, trace)")
-        out[key] = _spec(value, key, base, f"workload.{key}")
+        specs[key] = _spec(value, key, base, f"workload.{key}")
     if data.get("cluster") is not None:
-        out["cluster"] = _spec(data["cluster"], "cluster", base, "cluster")
+        specs["cluster"] = _spec(data["cluster"], "cluster", base, "cluster")
     execution = data.get("execution") or {}
     if not isinstance(execution, Mapping):
         raise SpecError("execution", "expected a mapping of flag names to values")
-    for key, value in execution.items():
-        out[("execution", str(key).replace("-", "_"))] = value
-    return out
+    return specs, {str(key).replace("-", "_"): value for key, value in execution.items()}
 
 
 def apply_job(args: argparse.Namespace, parser: argparse.ArgumentParser,
@@ -110,19 +109,18 @@ def apply_job(args: argparse.Namespace, parser: argparse.ArgumentParser,
     """Fill ``args`` from the job file ``args.job``; flags in ``explicit`` keep their values."""
     path = Path(args.job)
     try:
-        settings = _settings(io.read_data(path), path)
-        by_dest = {a.dest: a for a in parser._actions if a.option_strings}
-        for key, value in settings.items():
-            if isinstance(key, tuple):   # an execution setting: a flag of the command
-                dest = key[1]
-                action = by_dest.get(dest)
-                if action is None or dest in ("job", "help"):
-                    raise SpecError(f"execution.{dest}", f"not a flag of `perfmodel {args.command}`")
-                if dest not in explicit:
-                    setattr(args, dest, _flag_value(action, value, f"execution.{dest}"))
-            elif key not in explicit:
-                if not hasattr(args, key):
-                    raise SpecError(f"workload.{key}", f"not used by `perfmodel {args.command}`")
+        specs, flags = _settings(io.read_data(path), path)
+        for key, value in specs.items():
+            if not hasattr(args, key):
+                raise SpecError(f"workload.{key}", f"not used by `perfmodel {args.command}`")
+            if key not in explicit:
                 setattr(args, key, value)
+        by_dest = {a.dest: a for a in parser._actions if a.option_strings}
+        for dest, value in flags.items():
+            action = by_dest.get(dest)
+            if action is None or dest in ("job", "help"):
+                raise SpecError(f"execution.{dest}", f"not a flag of `perfmodel {args.command}`")
+            if dest not in explicit:
+                setattr(args, dest, _flag_value(action, value, f"execution.{dest}"))
     except SpecError as err:
         raise CliError(f"--job: {err.within(source=str(path))}") from None
