@@ -6,11 +6,26 @@ machine bounds) and N machines of one :class:`~perfmodel.specs.Cluster`,
 and parameter servers, through the job's model and :func:`optimizer.search.search`)
 to
 
+* ``objective="proportional"`` (the default): maximize
+  ``sum_j w_j log(T_j(m_j) / T_j^0)``, proportional fairness (Kelly, Maulloo
+  and Tan 1998), where ``T_j^0`` is the job's throughput on its smallest
+  configuration that runs (its *reference*); every job runs;
+* ``objective="speedup"``: maximize the total weighted speedup
+  ``sum_j w_j T_j(m_j) / T_j^0``;
 * ``objective="throughput"``: maximize the total weighted throughput
   ``sum_j w_j T_j(m_j)`` (samples/s), or
 * ``objective="makespan"``: minimize ``max_j work_j / T_j(m_j)`` (s),
 
 subject to ``sum_j m_j <= N`` and each job's bounds.
+
+Why the default is fair.  The raw sum of samples/s adds numbers in different
+units of work: a small DNN processes ten times the samples of a large one per
+machine, so the raw sum hands it nearly every machine (20 jobs on 64 machines
+gave one job 26 and every other job its minimum).  Speedups are unitless, so
+the sum compares jobs by how well they scale; the logarithm adds diminishing
+returns, so a machine goes where it multiplies a job's speed the most (a job
+twice as fast counts the same whatever its size).  All three sums are sums of
+one function per job, so the same exact DP and relaxation solve them.
 
 Method
 ------
@@ -44,10 +59,11 @@ Decisions
 ---------
 * A job's machines are those its chosen configuration uses (workers plus
   servers); machines given to a job that cannot use them stay idle.
-* ``min_machines=0`` lets the throughput objective leave the job out.  The
-  makespan objective needs every job to finish, so there each job runs on at
-  least its smallest configuration with positive throughput.
-* Weights only matter for the weighted-sum objective; with ``makespan``,
+* ``min_machines=0`` lets the throughput and speedup objectives leave the job
+  out.  Proportional fairness (the log of zero is minus infinity) and the
+  makespan need every job to run, so there each job runs on at least its
+  smallest configuration with positive throughput.
+* Weights only matter for the sums; with ``makespan``,
   machines the optimal makespan does not need go to the jobs whose weighted
   throughput rises most (this never raises a finish time).
 * Everything is deterministic: ties are broken by fixed rules (fewer machines
@@ -56,11 +72,13 @@ Decisions
 Examples
 --------
 >>> from perfmodel.specs import Cluster
->>> jobs = [Job.from_curve([10, 18, 24, 28], name="a"),
-...         Job.from_curve([5, 10, 15, 20], weight=2.0, name="b")]
->>> plan = allocate(jobs, Cluster(machines=4, nic_bandwidth=1e9), method="exact")
->>> [j.machines for j in plan.jobs], plan.value
-([1, 3], 40.0)
+>>> jobs = [Job.from_curve([100, 200, 300, 400], name="small DNN"),
+...         Job.from_curve([10, 19, 27, 34], name="large DNN")]
+>>> four = Cluster(machines=4, nic_bandwidth=1e9)
+>>> [j.machines for j in allocate(jobs, four, objective="throughput").jobs]
+[3, 1]
+>>> [j.machines for j in allocate(jobs, four).jobs]      # proportional fairness
+[2, 2]
 """
 
 from __future__ import annotations
@@ -86,10 +104,12 @@ from .search import search
 
 __all__ = ["ALLOCATION_OBJECTIVES", "OBJECTIVES", "METHODS", "SOLVERS", "AUTO_EXACT_CELLS",
            "CurveModel", "Job", "Curve", "JobAllocation", "Allocation", "throughput_curve",
-           "concave_envelope", "allocate"]
+           "reference_throughputs", "concave_envelope", "allocate"]
 
 #: Objectives of :func:`allocate` (module docstring).
-ALLOCATION_OBJECTIVES = ("throughput", "makespan")
+ALLOCATION_OBJECTIVES = ("proportional", "speedup", "throughput", "makespan")
+#: The objectives that are a sum of one gain per job (solved by the same DP and LP).
+_SUMS = ("proportional", "speedup", "throughput")
 #: Backward-compatible alias of :data:`ALLOCATION_OBJECTIVES`.
 OBJECTIVES = ALLOCATION_OBJECTIVES
 #: Methods of :func:`allocate`.
@@ -194,7 +214,7 @@ class Job:
     workload : Profile or DNN or None
         What the model estimates (passed through untouched).
     weight : float
-        Weight of the job's throughput in the weighted-sum objective (> 0).
+        Weight of the job's term in the sum objectives (> 0).
     work : float, samples, optional
         Samples left to train; the finish time is ``work / throughput``.
         Required by the makespan objective.
@@ -661,6 +681,9 @@ class JobAllocation:
         ``work / throughput`` (``inf`` when left out); None without ``work``.
     estimate : Estimate or None
         The model's estimate for ``config``.
+    speedup : float
+        ``throughput`` over the job's throughput on its smallest configuration
+        that runs (0 when it does not run).
     """
 
     name: str
@@ -670,6 +693,7 @@ class JobAllocation:
     weight: float
     finish_time: float | None
     estimate: Estimate | None = None
+    speedup: float = 0.0
 
     def to_dict(self) -> dict:
         """JSON-ready dict (an infinite finish time becomes None)."""
@@ -677,6 +701,7 @@ class JobAllocation:
                 "config": None if self.config is None else self.config.to_dict(),
                 "throughput": self.throughput, "weight": self.weight,
                 "finish_time": _json_number(self.finish_time),
+                "speedup": _json_number(self.speedup),
                 "bottleneck": None if self.estimate is None else self.estimate.bottleneck}
 
 
@@ -690,13 +715,14 @@ class Allocation:
         In the order the jobs were given.
     machines : int
         The budget N.
-    objective : {"throughput", "makespan"}
+    objective : {"proportional", "speedup", "throughput", "makespan"}
     method : {"exact", "relaxed"}
         The method that produced ``jobs``.
     value : float
-        Total weighted throughput (samples/s) or makespan (s).
+        The objective: total weighted log-speedup, total weighted speedup,
+        total weighted throughput (samples/s), or makespan (s).
     bound : float
-        Bound on the optimum: upper for throughput, lower for makespan (the
+        Bound on the optimum: upper for the sums, lower for makespan (the
         value itself for ``"exact"``).
     gap : float
         Relative distance of ``value`` to ``bound`` (``|value - bound| / |bound|``);
@@ -809,9 +835,34 @@ def _problem(jobs, curves, objective, budget, labels) -> _Problem:
     lo = np.array([c.lo for c in curves], dtype=np.intp)
     if objective == "makespan":
         lo = _running_lo(finish, labels)
+    elif objective == "proportional":
+        lo = _running_lo(np.where(raw > 0, 1.0, np.inf), labels)
     hi = np.maximum(np.array([c.hi for c in curves], dtype=np.intp), lo)
     _check_minimums(lo, budget, labels)
-    return _Problem(weights[:, None] * raw, finish, lo, hi, budget)
+    return _Problem(weights[:, None] * _relative(raw, objective), finish, lo, hi, budget)
+
+
+def reference_throughputs(throughput: np.ndarray) -> np.ndarray:
+    """Each row's first positive value: a job's throughput on its smallest running configuration.
+
+    ``throughput`` is (J, N + 1), rows non-decreasing where finite; a row
+    with no positive value gets ``nan`` (the job never runs).
+    """
+    positive = throughput > 0
+    first = np.argmax(positive, axis=1)
+    ref = throughput[np.arange(len(throughput)), first]
+    return np.where(positive.any(axis=1), ref, np.nan)
+
+
+def _relative(raw: np.ndarray, objective: str) -> np.ndarray:
+    """The objective's gain per job and machine count, before weights."""
+    if objective not in ("proportional", "speedup"):
+        return raw
+    ref = reference_throughputs(raw)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if objective == "speedup":
+            return np.where(raw > 0, raw / ref, np.where(raw == 0, 0.0, -np.inf))
+        return np.where(raw > 0, np.log(raw / ref), -np.inf)
 
 
 def _running_lo(finish: np.ndarray, labels) -> np.ndarray:
@@ -833,20 +884,20 @@ def _check_minimums(lo: np.ndarray, budget: int, labels) -> None:
 
 def _score(p: _Problem, alloc: np.ndarray, objective: str) -> float:
     rows = np.arange(len(alloc))
-    if objective == "throughput":
+    if objective in _SUMS:
         return float(p.gain[rows, alloc].sum())
     return float(p.finish[rows, alloc].max())
 
 
 def _exact(p: _Problem, objective: str) -> np.ndarray:
-    if objective == "throughput":
+    if objective in _SUMS:
         return _dp_max_sum(p.gain)
     return _fill_by_gain(_min_makespan(p.finish, p.budget), p.gain, p.hi, p.budget)
 
 
 def _relaxed(p: _Problem, objective: str, solver: str) -> tuple[np.ndarray, float, float]:
     """Rounded allocation, bound on the optimum, and the LP's own value (objective units)."""
-    if objective == "throughput":
+    if objective in _SUMS:
         scale = max(float(np.max(p.gain[np.isfinite(p.gain)])), 1e-300)
         x, bound, lp = _lp_max_sum(p.gain / scale, p.lo, p.hi, p.budget, solver)
         alloc = _trim(_round_down(x, p.lo, p.hi), p.gain, p.lo, p.budget)
@@ -867,13 +918,15 @@ def _gap(value: float, reference: float) -> float:
 
 def _job_results(jobs, curves, alloc, labels) -> tuple:
     out = []
-    for job, curve, m, label in zip(jobs, curves, alloc, labels):
+    refs = reference_throughputs(np.stack([c.throughput for c in curves]))
+    for job, curve, m, label, ref in zip(jobs, curves, alloc, labels, refs):
         cand = curve.candidates[m]
         thr = 0.0 if cand is None else cand.estimate.throughput
         finish = None if job.work is None else (job.work / thr if thr > 0 else math.inf)
+        speedup = float(thr / ref) if thr > 0 else 0.0
         out.append(JobAllocation(label, 0 if cand is None else cand.config.machines,
                                  None if cand is None else cand.config, thr, job.weight, finish,
-                                 None if cand is None else cand.estimate))
+                                 None if cand is None else cand.estimate, speedup))
     return tuple(out)
 
 
@@ -886,7 +939,7 @@ def _pick_method(method: str, objective: str, n_jobs: int, budget: int) -> str:
 
 
 def allocate(jobs: Sequence[Job], cluster: Cluster, machines: int | None = None, *,
-             objective: str = "throughput", method: str = "auto", compare: bool = False,
+             objective: str = "proportional", method: str = "auto", compare: bool = False,
              curves: Sequence[Curve] | None = None, solver: str | None = None) -> Allocation:
     """Share ``machines`` machines of ``cluster`` among ``jobs``.
 
@@ -897,13 +950,17 @@ def allocate(jobs: Sequence[Job], cluster: Cluster, machines: int | None = None,
         The machines' hardware (every job runs on the same kind).
     machines : int, optional
         Budget N (default ``cluster.machines``).
-    objective : {"throughput", "makespan"}
-        Maximize ``sum_j weight_j * throughput_j`` (samples/s) or minimize
-        ``max_j work_j / throughput_j`` (s).
+    objective : {"proportional", "speedup", "throughput", "makespan"}
+        Maximize ``sum_j weight_j * log(speedup_j)`` (proportional fairness,
+        the default; every job runs), ``sum_j weight_j * speedup_j``, or
+        ``sum_j weight_j * throughput_j`` (samples/s), or minimize
+        ``max_j work_j / throughput_j`` (s).  A job's speedup is its
+        throughput over its throughput on its smallest configuration that
+        runs (module docstring: why the default is fair).
     method : {"auto", "exact", "relaxed"}
-        Exact answer (weighted sum: DP, O(J N^2); makespan: threshold
+        Exact answer (the sums: DP, O(J N^2); makespan: threshold
         search, O(J N log(J N))); concave LP relaxation with rounding; or
-        ``"auto"``: exact, except the weighted sum once
+        ``"auto"``: exact, except the sums once
         ``J * (N + 1)**2 > AUTO_EXACT_CELLS``.
     compare : bool
         With the relaxed method, also run the exact method and report the
