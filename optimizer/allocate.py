@@ -79,6 +79,12 @@ Examples
 [3, 1]
 >>> [j.machines for j in allocate(jobs, four).jobs]      # proportional fairness
 [2, 2]
+
+References
+----------
+F. P. Kelly, A. K. Maulloo and D. K. H. Tan, "Rate control for communication
+networks: shadow prices, proportional fairness and stability", Journal of the
+Operational Research Society 49(3), 1998 (proportional fairness).
 """
 
 from __future__ import annotations
