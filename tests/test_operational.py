@@ -277,3 +277,21 @@ def test_cli_cpu_capacity_flag(capsys, tmp_path):
                  "-1"])
     _, err = capsys.readouterr()
     assert code == 2 and "capacity" in err and len(err.strip().splitlines()) == 1
+
+
+SELECTION_CASES = [(command, flag) for command in ("predict", "plot scalability")
+                   for flag in (["--lossy"], ["--simulate"], ["--link", "fifo"],
+                                ["--cpu-capacity", "2"])] + [("predict", ["--trace", "zoo:resnet50"])]
+
+
+@pytest.mark.parametrize(("command", "flag"), SELECTION_CASES)
+def test_selection_flags_need_measurements(capsys, tmp_path, command, flag):
+    """A flag that shapes the model chosen on measured runs, given without runs, is an error
+    naming it (it used to do nothing)."""
+    from perfmodel.cli import main
+
+    out = ["-o", str(tmp_path / "s.png")] if command.startswith("plot") else []
+    code = main([*command.split(), "--workers", "1-4", *flag, *out])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1
+    assert f"{flag[0]}: acts only with --measurements" in err

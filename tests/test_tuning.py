@@ -337,7 +337,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from perfmodel.cli import main  # noqa: E402
 from perfmodel.fit.network import CALIBRATION_GRIDS, NEAR_OPTIMAL, calibrate_network  # noqa: E402
-from perfmodel.io import load_cluster  # noqa: E402
+from perfmodel.io import load_cluster, save  # noqa: E402
 from perfmodel.sim.model import TraceSim  # noqa: E402
 
 #: 1 worker pins link_efficiency; 4 workers at two bandwidths separate the
@@ -384,6 +384,29 @@ def test_one_bandwidth_leaves_weight_and_growth_traded_off(job, cluster):
     cal = calibrate_network(job, cluster, ms)
     lo, hi = cal.ranges["update_growth"]
     assert lo < TRUTH["update_growth"] < hi and "not pinned down" in cal.text()
+
+
+def test_overfit_calibration_warns_and_still_saves(job, cluster, tmp_path, capsys):
+    # runs of the uncalibrated cluster with 3-5% noise: three parameters on three runs match
+    # them better (train) but predict each held-out run worse than no calibration at all
+    shells = [Measurement(w, 1, "10Gbps", 1.0) for w in (1, 2, 4)]
+    pred = predict_measurements("sync", job, cluster, shells)
+    ms = [dataclasses.replace(m, throughput=t * f)
+          for m, t, f in zip(shells, pred, (1.03, 0.97, 1.03))]
+    cal = calibrate_network(job, cluster, ms)
+    assert cal.train_error < cal.base_error < cal.loo_error
+    assert cal.worse_than_uncalibrated and cal.to_dict()["worse_than_uncalibrated"] is True
+    assert "warning: the fit predicts held-out runs worse" in cal.text()
+    assert not calibrate_network(job, cluster, ms, cv=None).worse_than_uncalibrated
+    csv, out, prof = tmp_path / "runs.csv", tmp_path / "c.json", tmp_path / "job.json"
+    save(job, prof)
+    csv.write_text("workers,n_ps,bandwidth,throughput\n" + "".join(
+        f"{m.workers},1,10Gbps,{m.throughput}\n" for m in ms))
+    code = main(["calibrate", "fit", "--measurements", str(csv), "--save", str(out),
+                 "--cluster", "zoo:aws-p3.2xlarge", "--profile", str(prof)])
+    text, err = capsys.readouterr()
+    assert code == 0 and out.exists() and "warning" in text
+    assert err.count("\n") == 1 and err.startswith(f"perfmodel: warning: {out}: the fit")
 
 
 def test_async_default_model_fits_the_link_only(job, cluster):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 from .. import io
 from ..errors import SpecError
 from ..fit import microbench
 from ..fit.grid import fit_tunables, parse_grid
-from ..fit.network import CALIBRATION_PARAMS, calibrate_network
+from ..fit.network import CALIBRATION_PARAMS, WORSE_THAN_UNCALIBRATED, calibrate_network
 from ..specs import Cluster
 from .common import DEFAULTS, CliError, json_text, parse_int_range, resolve_spec
 from .measured import workload_of
@@ -41,6 +43,8 @@ def _calibrate_fit(args) -> str:
             cal.save(args.save)
         except SpecError as err:  # io.write_text names the path
             raise CliError(f"--save: {err}") from None
+        if cal.worse_than_uncalibrated:   # saved as asked, but never silently
+            print(f"perfmodel: warning: {args.save}: {WORSE_THAN_UNCALIBRATED}", file=sys.stderr)
     if args.format == "json":
         return json_text(cal.to_dict())
     tail = (f"wrote {args.save}\n" if args.save

@@ -7,7 +7,11 @@ from ..errors import CliError, SpecError
 from ..fit.selection import select_model
 from ..sim.trace import Trace
 
-__all__ = ["selected_model", "workload_of"]
+__all__ = ["selected_model", "workload_of", "check_selection_flags"]
+
+#: Flags that only shape what `--measurements` selects (flag, argparse dest).
+SELECTION_FLAGS = (("--lossy", "lossy"), ("--simulate", "simulate"), ("--link", "link"),
+                   ("--cpu-capacity", "cpu_capacity"), ("--trace", "trace"))
 
 
 def workload_of(args, profile):
@@ -18,6 +22,16 @@ def workload_of(args, profile):
     if source.startswith("zoo:"):
         return zoo.pipedream_trace(source[4:], t_update=profile.t_update)
     return Trace.load(source)
+
+
+def check_selection_flags(args) -> None:
+    """Refuse a selection flag without --measurements (it would silently do nothing)."""
+    if getattr(args, "measurements", None):
+        return
+    for flag, dest in SELECTION_FLAGS:
+        if getattr(args, dest, None) not in (None, False):
+            raise CliError(f"{flag}: acts only with --measurements (it shapes the model chosen "
+                           "on the measured runs); add the runs or drop the flag")
 
 
 def selected_model(args, profile, cluster):

@@ -28,7 +28,7 @@ from .common import (
     quantities,
     resolve_spec,
 )
-from .measured import selected_model
+from .measured import check_selection_flags, selected_model
 from .place import run as run_place
 from .simulate import trace_from_arg
 
@@ -68,6 +68,7 @@ def _plot_job(args):
 
 
 def _plot_scalability(args, plot):
+    check_selection_flags(args)
     profile, cluster, workers = _plot_job(args)
     if not 0 <= args.threshold < 1:
         raise CliError(f"--threshold: must be in [0, 1), got {args.threshold}")

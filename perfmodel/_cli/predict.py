@@ -22,7 +22,7 @@ from .common import (
     resolve_spec,
     table_text,
 )
-from .measured import selected_model
+from .measured import check_selection_flags, selected_model
 
 __all__ = ["run"]
 
@@ -71,6 +71,7 @@ def _predict_layerwise(args) -> str:
 
 
 def run(args) -> str:
+    check_selection_flags(args)
     if args.model == "layerwise":
         return _predict_layerwise(args)
     profile, cluster = profile_from_args(args), cluster_from_args(args)

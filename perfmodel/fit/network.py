@@ -42,7 +42,7 @@ from .grid import (
 )
 from .timeouts import step_time_band
 
-__all__ = ["CALIBRATION_GRIDS", "SIM_GRIDS", "SEARCHES", "COORDINATE_SWEEPS",
+__all__ = ["CALIBRATION_GRIDS", "WORSE_THAN_UNCALIBRATED", "SIM_GRIDS", "SEARCHES", "COORDINATE_SWEEPS",
            "CALIBRATION_PARAMS", "CALIBRATION_MODELS", "NEAR_OPTIMAL", "NetworkCalibration",
            "calibrate_network"]
 
@@ -96,6 +96,12 @@ CALIBRATION_MODELS: dict[str, str] = {"sync": "sync", "async": "async"}
 #: 0.005 = half a percentage point of mean relative error) is "as good":
 #: :attr:`NetworkCalibration.ranges` spans the values of all such points.
 NEAR_OPTIMAL = 0.005
+
+
+#: What a calibration whose held-out error beats none of the uncalibrated cluster's means.
+WORSE_THAN_UNCALIBRATED = ("the fit predicts held-out runs worse than the uncalibrated cluster "
+                           "does (cross-validation error above the uncalibrated error): fewer "
+                           "parameters (--params) or more runs")
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,6 +169,16 @@ class NetworkCalibration:
         """Objective on all measurements at the fitted values."""
         return float(error_objective(self.fit.objective, np.abs(np.asarray(self.residuals))))
 
+    @property
+    def worse_than_uncalibrated(self) -> bool:
+        """Whether held-out runs are predicted worse than by the cluster as it was.
+
+        A fit can match the runs it saw and still miss the ones it did not
+        (too many parameters for too few runs); its cross-validation error
+        above ``base_error`` says so.  False without cross-validation.
+        """
+        return bool(math.isfinite(self.loo_error) and self.loo_error > self.base_error)
+
     def save(self, path) -> None:
         """Write the calibrated cluster file (JSON or YAML by extension)."""
         save(self.cluster, path)
@@ -174,7 +190,8 @@ class NetworkCalibration:
         return {"model": self.model_name, "params": dict(self.params), "search": self.search,
                 "objective": self.fit.objective, "train_error": num(self.train_error),
                 "loo_error": num(self.loo_error), "base_error": num(self.base_error),
-                "cv": self.cv, "residuals": [num(r) for r in self.residuals],
+                "worse_than_uncalibrated": self.worse_than_uncalibrated, "cv": self.cv,
+                "residuals": [num(r) for r in self.residuals],
                 "unused": list(self.unused),
                 "ranges": {k: list(v) for k, v in self.ranges.items()},
                 "source": self.source, "grid": {k: list(v) for k, v in self.grids.items()},
@@ -192,6 +209,8 @@ class NetworkCalibration:
                  f"{len(self.residuals)} measurements)"]
         if math.isfinite(self.loo_error):
             lines.append(f"  cross-validation ({self.cv}) error {100 * self.loo_error:.2f}%")
+        if self.worse_than_uncalibrated:
+            lines.append(f"  warning: {WORSE_THAN_UNCALIBRATED}")
         wide = [f"{k} in [{lo:g}, {hi:g}]" for k, (lo, hi) in self.ranges.items() if lo != hi]
         if wide:
             lines.append(f"  not pinned down (within {100 * NEAR_OPTIMAL:g} points of the best): "
