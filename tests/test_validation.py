@@ -235,3 +235,15 @@ def test_dl2_extra_runs_move_one_configuration_from_test_to_train():
     action = next(a for a in build_parser()._subparsers._group_actions[0].choices["validate"]
                   ._actions if a.dest == "dl2_extra")
     assert tuple(action.choices) == DL2_EXTRA_RUNS
+
+
+def test_matrix_reports_progress_over_dnns_and_regimes(tmp_path):
+    """One DL2 DNN and one ns-3 regime: the total counts the regimes still to come from
+    the start, and the last call is (total, total)."""
+    path = tmp_path / "ns3.csv"
+    path.write_text(HEADER + synthetic_csv(SyncCoarse("ps"), "sync", "fifo", 0.9))
+    calls = []
+    matrix = validation_matrix(dnns=["vgg-16"], ns3_path=path,
+                               progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(0, 2), (1, 2), (1, 2), (2, 2)]
+    assert {c.dataset for c in matrix.cells} == {"dl2", "ns3"}

@@ -190,13 +190,17 @@ def human_units(record: dict) -> dict:
 
 
 @contextlib.contextmanager
-def progress_bar(total: int, unit: str):
+def progress_bar(total: int | None, unit: str):
     """A progress bar on stderr that appears only when a search passes one second
-    (tqdm's ``delay``) and only on a terminal (``disable=None``); yields a callback."""
+    (tqdm's ``delay``) and only on a terminal (``disable=None``); yields a callback
+    ``tick(done, total=None)``."""
     from tqdm import tqdm  # third-party, imported only by commands that search
 
     with tqdm(total=total, unit=f" {unit}", delay=1.0, disable=None, file=sys.stderr,
               leave=False) as bar:
-        def tick(done: int) -> None:
+        def tick(done: int, new_total: int | None = None) -> None:
+            if new_total is not None and new_total != bar.total:   # totals known as work goes
+                bar.total = new_total
+                bar.refresh()
             bar.update(done - bar.n)
         yield tick

@@ -45,9 +45,10 @@ def _validate_matrix(args) -> str:
         if not set(train) <= counts:
             raise CliError(f"--train-workers: the ns-3 runs have {min(counts)} to {max(counts)} "
                            f"workers, not {', '.join(map(str, sorted(set(train) - counts)))}")
-    matrix = validation_matrix(dl2="dl2" in only, ns3="ns3" in only, ns3_path=args.ns3,
-                               dnns=args.dnn or None, ns3_train_workers=train,
-                               dl2_extra_runs=tuple(args.dl2_extra or ()))
+    with progress_bar(None, "groups") as tick:
+        matrix = validation_matrix(dl2="dl2" in only, ns3="ns3" in only, ns3_path=args.ns3,
+                                   dnns=args.dnn or None, ns3_train_workers=train,
+                                   dl2_extra_runs=tuple(args.dl2_extra or ()), progress=tick)
     if args.format == "json":
         data = matrix.to_dict()
         if corpus is not None:

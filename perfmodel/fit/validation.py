@@ -262,7 +262,7 @@ def _split_dl2(recs, train_size=2, extra_runs: Sequence[str] = ()):
 
 
 def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
-              extra_runs: Sequence[str] = ()) -> list[Cell]:
+              extra_runs: Sequence[str] = (), progress=None) -> list[Cell]:
     """The DL2 part of the matrix (see the module docstring).
 
     Parameters
@@ -273,6 +273,8 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
         DNNs to include (default all).
     extra_runs : sequence of str
         Calibration runs beside the 2 servers x 2 workers (:data:`DL2_EXTRA_RUNS`).
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each DNN.
 
     Returns
     -------
@@ -296,7 +298,9 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
     if dnns is not None:
         by_dnn = {d: by_dnn[d] for d in dnn_names(dnns, by_dnn)}
     cells = []
-    for dnn, recs in by_dnn.items():
+    for i, (dnn, recs) in enumerate(by_dnn.items()):
+        if progress is not None:
+            progress(i, len(by_dnn))
         train, test = _split_dl2(recs, extra_runs=extra_runs)
         meas = [r.speed for r in test]
         nt, ns = len(train), len(test)
@@ -347,6 +351,8 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
              for r in test]
         cells.append(Cell("dl2", dnn, "sync", "selected", "selected", nt, ns, *_errors(pred, meas),
                           coverage=_coverage(pred, meas, h), detail=why))
+    if progress is not None:
+        progress(len(by_dnn), len(by_dnn))
     return cells
 
 
@@ -545,7 +551,7 @@ def _mean_by_workers(runs, batches: int | None = None) -> list:
 
 
 def ns3_cells(path=None, *, runs=None, header=None, profile=None,
-              train_workers: Sequence[int] = NS3_TRAIN_WORKERS) -> list[Cell]:
+              train_workers: Sequence[int] = NS3_TRAIN_WORKERS, progress=None) -> list[Cell]:
     """The ns-3 part of the matrix (see the module docstring).
 
     Parameters
@@ -559,6 +565,8 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         ``t_update``).
     train_workers : sequence of int
         Worker counts of the calibration points.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each regime.
 
     Returns
     -------
@@ -581,7 +589,9 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
     for r in runs:
         groups.setdefault(r.key, []).append(r)
     cells = []
-    for rs in groups.values():
+    for i, rs in enumerate(groups.values()):
+        if progress is not None:
+            progress(i, len(groups))
         first = rs[0]
         ms = _mean_by_workers(rs, header.get("batches"))
         train = [m for m in ms if m.workers in train_workers]
@@ -645,6 +655,8 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         cells.append(Cell("ns3", group, first.mode, "selected", "selected", len(train),
                           len(test), *_errors(pred, meas),
                           coverage=_coverage(pred, meas, widths), detail=why))
+    if progress is not None:
+        progress(len(groups), len(groups))
     return cells
 
 
@@ -798,7 +810,7 @@ class Matrix:
 def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
                       dnns: Sequence[str] | None = None,
                       ns3_train_workers: Sequence[int] = NS3_TRAIN_WORKERS,
-                      dl2_extra_runs: Sequence[str] = ()) -> Matrix:
+                      dl2_extra_runs: Sequence[str] = (), progress=None) -> Matrix:
     """The whole matrix (``perfmodel validate matrix``).
 
     Parameters
@@ -813,17 +825,35 @@ def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
         Worker counts of the ns-3 calibration points (:func:`ns3_cells`).
     dl2_extra_runs : sequence of str
         DL2 calibration runs beside the 2 x 2 (:func:`dl2_cells`).
+    progress : callable, optional
+        Called as ``progress(done, total)`` over DL2 DNNs and ns-3 regimes
+        (for a progress bar).
 
     Returns
     -------
     Matrix
     """
     cells, notes = [], []
+    header, runs = None, None
+    if ns3 and (ns3_path is not None or NS3_PATH.exists()):
+        header, runs = load_ns3(ns3_path)
+    elif ns3:
+        notes.append(f"no ns-3 runs ({NS3_PATH.name} missing): ns-3 rows left out")
+    n_ns3 = len({r.key for r in runs}) if runs is not None else 0
+    n_dl2 = 0
+
+    def dl2_tick(done, total):   # the regimes still to come count in the total
+        nonlocal n_dl2
+        n_dl2 = total
+        progress(done, total + n_ns3)
+
+    def ns3_tick(done, total):
+        progress(n_dl2 + done, n_dl2 + total)
+
     if dl2:
-        cells += dl2_cells(dnns=dnns, extra_runs=dl2_extra_runs)
-    if ns3:
-        if ns3_path is None and not NS3_PATH.exists():
-            notes.append(f"no ns-3 runs ({NS3_PATH.name} missing): ns-3 rows left out")
-        else:
-            cells += ns3_cells(ns3_path, train_workers=ns3_train_workers)
+        cells += dl2_cells(dnns=dnns, extra_runs=dl2_extra_runs,
+                           progress=dl2_tick if progress is not None else None)
+    if runs is not None:
+        cells += ns3_cells(runs=runs, header=header, train_workers=ns3_train_workers,
+                           progress=ns3_tick if progress is not None else None)
     return Matrix(tuple(cells), tuple(notes))
