@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import tempfile
 import warnings
@@ -96,6 +97,43 @@ class _SpecYamlLoader(yaml.SafeLoader):
                 raise SpecError(key[:60], f"key given twice (line {key_node.start_mark.line + 1})")
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+def _yaml_12_core(loader) -> None:
+    """Resolve plain scalars as YAML 1.2's core schema does, not YAML 1.1's.
+
+    PyYAML follows YAML 1.1, where ``1:30`` is 90 (base 60), ``010`` is 8,
+    ``on``/``no`` are booleans and ``2024-01-01`` a date; in a spec each is
+    a silent surprise.  Here ints are decimal (or ``0o``/``0x``), floats
+    take any exponent (``1e9``), booleans are ``true``/``false`` only, and
+    everything else stays a string for the field's own check to judge.
+    """
+    tags = {"tag:yaml.org,2002:" + t for t in ("bool", "int", "float", "timestamp")}
+    loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag not in tags]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    loader.add_implicit_resolver("tag:yaml.org,2002:bool",
+                                 re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                 list("tTfF"))
+    loader.add_implicit_resolver("tag:yaml.org,2002:int",
+                                 re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+                                 list("-+0123456789"))
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                   r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+        list("-+0123456789."))
+    loader.add_constructor("tag:yaml.org,2002:int", _yaml_int)
+
+
+def _yaml_int(loader, node) -> int:
+    text = loader.construct_scalar(node)
+    if text.startswith(("0o", "0x")):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    return int(text, 10)
+
+
+_yaml_12_core(_SpecYamlLoader)
 
 
 def _depth(data, limit: int = MAX_DEPTH) -> None:

@@ -1,6 +1,7 @@
 """io: JSON and YAML files with unit strings; errors name the file and the field."""
 
 import json
+import math
 import os
 import stat
 from pathlib import Path
@@ -90,6 +91,29 @@ def test_missing_file_error_names_the_file_without_an_empty_field(tmp_path):
 
 
 # ------------------------------------------------------------------ hostile files
+@pytest.mark.parametrize("text, value", [
+    ("1:30", "1:30"),            # YAML 1.1: 90 (base 60)
+    ("010", 10),                 # YAML 1.1: 8 (octal)
+    ("0o17", 15), ("0x10", 16), ("-3", -3),
+    ("on", "on"), ("no", "no"),  # YAML 1.1: booleans
+    ("true", True), ("False", False),
+    ("2024-01-01", "2024-01-01"),  # YAML 1.1: a date
+    ("1e9", 1e9), ("1.5e-3", 1.5e-3), ("+.5", 0.5), (".inf", math.inf),
+    ("1_000", "1_000"), ("10Gbps", "10Gbps"), ("null", None),
+])
+def test_yaml_plain_scalars_follow_the_yaml_12_core_schema(text, value):
+    got = io.parse_data(f"x: {text}\n", "yaml")["x"]
+    assert got == value and type(got) is type(value)
+
+
+def test_yaml_sexagesimal_time_is_refused_not_read_as_seconds(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("model_bytes: 100MB\nt_forward: 1:30\nt_backward: 80ms\nbatch_size: 32\n")
+    with pytest.raises(SpecError) as err:
+        io.load_profile(path)
+    assert "t_forward" in str(err.value) and "1:30" in str(err.value)
+
+
 def test_yaml_refuses_aliases_and_repeated_keys(tmp_path):
     from perfmodel.io import read_data
     bomb = tmp_path / "bomb.yaml"
