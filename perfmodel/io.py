@@ -192,7 +192,7 @@ def load(path: str | Path, kind: str) -> Spec:
     cls = SPEC_TYPES[kind]
     data = read_data(path)
     try:
-        return cls.from_dict(data)
+        return cls.from_dict(data, require_units=True)
     except SpecError as err:
         raise err.within(source=str(path)) from None
 
@@ -218,8 +218,8 @@ def load_config(path: str | Path) -> Config:
 
 
 def dump(spec: Spec, fmt: str = "json") -> str:
-    """Serialize a spec to JSON or YAML text (SI units)."""
-    data = spec.to_dict()
+    """Serialize a spec to JSON or YAML text, quantities as exact unit strings."""
+    data = spec.to_file_dict()
     if fmt == "json":
         return json.dumps(data, indent=2) + "\n"
     if fmt == "yaml":

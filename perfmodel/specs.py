@@ -28,7 +28,7 @@ from .errors import SpecError
 
 __all__ = [
     "Spec", "Layer", "DNN", "Profile", "Cluster", "Config",
-    "LAYER_KINDS", "BYTES_PER_PARAM",
+    "LAYER_KINDS", "BYTES_PER_PARAM", "UNIT_REQUIRED",
 ]
 
 #: Layer kinds the zoo and importers use (Yan et al. 2015, Sec. 4 names conv, pool, fc, softmax).
@@ -179,6 +179,30 @@ def _coerce(name: str, value, meta):
     return out
 
 
+#: Dimensions whose values a file must write with a unit (a bare 0 aside).
+UNIT_REQUIRED = ("B", "B/s", "s")
+
+
+def _check_units(data: dict, fields: dict) -> None:
+    """Refuse bare non-zero numbers for the quantities of :data:`UNIT_REQUIRED`."""
+    for name, value in data.items():
+        unit = fields[name].metadata.get("unit")
+        if unit not in UNIT_REQUIRED:
+            continue
+        many = fields[name].metadata["kind"] == "floats" and isinstance(value, (list, tuple))
+        for i, item in enumerate(value if many else [value]):
+            if isinstance(item, numbers.Real) and not isinstance(item, bool):
+                where = f"{name}[{i}]" if many else name
+                try:
+                    si = units.parse(item, unit)
+                except SpecError as err:
+                    raise err.within(where) from None
+                if si != 0:
+                    raise SpecError(where, f"{units.shown(item)} needs a unit: write "
+                                           f"{units.exact_text(si, unit)!r} if it is in "
+                                           f"{unit} (SI), or the unit meant")
+
+
 class Spec:
     """Shared behaviour of the frozen spec dataclasses (validation, dicts, schema)."""
 
@@ -194,8 +218,17 @@ class Spec:
         """Cross-field rules; subclasses override."""
 
     @classmethod
-    def from_dict(cls, data: dict):
+    def from_dict(cls, data: dict, *, require_units: bool = False):
         """Build the spec from a mapping (e.g. parsed JSON), unit strings allowed.
+
+        Parameters
+        ----------
+        data : dict
+            Field names to values; a quantity is a number (SI) or a unit string.
+        require_units : bool
+            Refuse a bare non-zero number for a size, rate or time
+            (:data:`UNIT_REQUIRED`), as files do: ``nic_bandwidth: 10`` is far
+            more likely 10 Gbps than the 10 bytes/s it would mean.
 
         Raises
         ------
@@ -211,7 +244,18 @@ class Spec:
             if key not in names:
                 raise SpecError(str(key), f"unknown field for {cls.__name__} "
                                           f"(known: {', '.join(names)})")
+        if require_units:
+            _check_units(data, names)
         return cls(**data)
+
+    def to_file_dict(self) -> dict:
+        """:meth:`to_dict` with sizes, rates and times as exact unit strings (for files)."""
+        out = self.to_dict()
+        for f in dataclasses.fields(self):
+            unit = f.metadata.get("unit")
+            if unit in UNIT_REQUIRED and isinstance(out.get(f.name), float):
+                out[f.name] = units.exact_text(out[f.name], unit)
+        return out
 
     def to_dict(self) -> dict:
         """A JSON-ready dict in SI units; ``from_dict(to_dict())`` round-trips."""
@@ -262,7 +306,13 @@ def _field_schema(meta) -> dict:
         if meta["maximum"] is not None:
             num["maximum"] = meta["maximum"]
         schema = num
-        if meta["unit"]:
+        if meta["unit"] in UNIT_REQUIRED:   # files need the unit (a bare 0 aside, where valid)
+            text = {"type": "string", "pattern": _UNIT_PATTERN}
+            lo = meta["minimum"]
+            zero_ok = lo is None or lo < 0 or (lo == 0 and not meta["exclusive_minimum"])
+            schema = {"anyOf": [{"const": 0}, text] if zero_ok else [text],
+                      "x-unit": meta["unit"]}
+        elif meta["unit"]:
             schema = {"anyOf": [num, {"type": "string", "pattern": _UNIT_PATTERN}],
                       "x-unit": meta["unit"]}
     elif kind == "str":

@@ -34,7 +34,7 @@ from decimal import Decimal
 from .errors import SpecError
 
 __all__ = [
-    "parse", "format_value", "shown", "DIMENSIONS", "PHYSICAL_RANGE",
+    "parse", "format_value", "exact_text", "shown", "DIMENSIONS", "PHYSICAL_RANGE",
     "B", "kB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
     "bit", "Kbit", "Mbit", "Gbit",
     "Bps", "kBps", "MBps", "GBps", "bps", "Kbps", "Mbps", "Gbps", "Tbps",
@@ -203,3 +203,38 @@ def format_value(value: float, unit: str) -> str:
             return f"{value * 1e3:.4g} ms"
         return f"{value:.4g} s"
     return f"{value:.4g}"
+
+
+#: Units :func:`exact_text` writes, largest first, per dimension.
+_FILE_UNITS = {"B": (("GB", 1e9), ("MB", 1e6), ("kB", 1e3), ("B", 1.0)),
+               "B/s": (("Gbps", 1e9 / 8), ("Mbps", 1e6 / 8), ("B/s", 1.0)),
+               "s": (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))}
+
+
+def exact_text(value: float, unit: str) -> str | float:
+    """``value`` (SI) as a unit string that :func:`parse` reads back to exactly ``value``.
+
+    Files written by the toolkit carry units, so that they are read the way
+    people read them and never need the convention that a bare number is SI.
+    The unit chosen is the largest that keeps the number at 1 or more (``"10
+    Gbps"``, ``"97.49 MB"``, ``"40 ms"``), with the fewest digits that
+    round-trip; 0 stays a bare 0.  Dimensions other than bytes, rates and
+    times pass through as numbers.
+
+    Examples
+    --------
+    >>> exact_text(1.25e9, "B/s"), exact_text(0.04, "s"), exact_text(0.0, "s")
+    ('10 Gbps', '40 ms', 0.0)
+    """
+    if unit not in _FILE_UNITS or value == 0:
+        return value
+    candidates = _FILE_UNITS[unit]
+    start = next((i for i, (_, scale) in enumerate(candidates) if abs(value) >= scale),
+                 len(candidates) - 1)
+    for name, scale in candidates[start:] + candidates[:start]:
+        for digits in range(1, 18):
+            number = repr(float(f"{value / scale:.{digits}g}"))
+            text = f"{number[:-2] if number.endswith('.0') else number} {name}"
+            if parse(text, unit) == value:
+                return text
+    return f"{value!r} {candidates[-1][0] if unit != 's' else 's'}"

@@ -166,7 +166,7 @@ def test_bad_file_names_file_and_field(tmp_path, capsys):
 
 def test_console_script_never_shows_a_traceback(tmp_path):
     bad = tmp_path / "p.json"
-    bad.write_text('{"model_bytes": "1 MB", "t_forward": "nan", "t_backward": 1}')
+    bad.write_text('{"model_bytes": "1 MB", "t_forward": "nan", "t_backward": "1 s"}')
     proc = subprocess.run([sys.executable, "-m", "perfmodel", "predict", "--profile", str(bad)],
                           capture_output=True, text=True)
     assert proc.returncode == 2

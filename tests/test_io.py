@@ -8,6 +8,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perfmodel import io
 from perfmodel.errors import SpecError
@@ -16,10 +18,46 @@ from perfmodel.specs import Cluster, Profile
 
 def test_yaml_and_json_give_the_same_spec(tmp_path):
     (tmp_path / "c.yaml").write_text("machines: 4\nnic_bandwidth: 10 Gbps\nlatency: 50us\n")
-    (tmp_path / "c.json").write_text('{"machines": 4, "nic_bandwidth": "1.25 GB/s", "latency": 5e-5}')
+    (tmp_path / "c.json").write_text('{"machines": 4, "nic_bandwidth": "1.25 GB/s", '
+                                     '"latency": "0.05 ms"}')
     a, b = io.load_cluster(tmp_path / "c.yaml"), io.load_cluster(tmp_path / "c.json")
     assert a == b
     assert a.nic_bandwidth == 1.25e9
+
+
+@pytest.mark.parametrize("text, field, hint", [
+    ('{"machines": 4, "nic_bandwidth": 10}', "nic_bandwidth", "'10 B/s'"),
+    ('{"machines": 4, "nic_bandwidth": "10Gbps", "latency": 5e-5}', "latency", "'50 us'"),
+    ('{"machines": 4, "nic_bandwidth": "10Gbps", "cache_bytes": 25e6}', "cache_bytes", "'25 MB'"),
+])
+def test_files_need_units_for_sizes_rates_and_times(tmp_path, text, field, hint):
+    """A bare number in a file is refused (it would be SI, 10 B/s for a '10'); the message
+    names the file and field and gives the exact unit string SI would mean."""
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    with pytest.raises(SpecError) as err:
+        io.load_cluster(path)
+    assert err.value.field == field and "c.json" in str(err.value) and hint in str(err.value)
+
+
+def test_a_bare_zero_and_counts_need_no_unit(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("machines: 4\nnic_bandwidth: 10Gbps\nlatency: 0\ncores: 8\n")
+    assert io.load_cluster(path).latency == 0.0
+    # the Python API stays SI
+    assert Cluster.from_dict({"machines": 4, "nic_bandwidth": 1.25e9}).nic_bandwidth == 1.25e9
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.floats(1e-12, 1e9), bandwidth=st.floats(1.0, 1e15),
+       size=st.floats(1.0, 1e17))
+def test_saved_files_write_units_and_read_back_exactly(tmp_path_factory, value, bandwidth, size):
+    spec = Cluster(machines=2, nic_bandwidth=bandwidth, latency=value, cache_bytes=size)
+    path = tmp_path_factory.mktemp("save") / "c.json"
+    io.save(spec, path)
+    data = json.loads(path.read_text())
+    assert all(isinstance(data[k], str) for k in ("nic_bandwidth", "latency", "cache_bytes"))
+    assert io.load_cluster(path) == spec
 
 
 def test_error_names_file_and_field(tmp_path):

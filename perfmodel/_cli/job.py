@@ -50,7 +50,7 @@ def _spec(value, kind: str, base: Path, where: str):
     """A spec section: ``zoo:NAME`` (kept for the command to resolve), a path, or fields."""
     if isinstance(value, Mapping):
         try:
-            return _SPECS[kind].from_dict(dict(value))
+            return _SPECS[kind].from_dict(dict(value), require_units=True)
         except SpecError as err:
             raise err.within(where) from None
     if not isinstance(value, str) or not value.strip():
