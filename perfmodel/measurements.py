@@ -18,8 +18,8 @@ column                required   meaning
 ``workers``           yes        data-parallel workers K (``Config.n_replicas``),
                                  >= 1
 ``n_ps``              yes        parameter servers (``Config.n_ps``), >= 0
-``bandwidth``         yes        NIC line rate; unit strings (``10Gbps``,
-                                 ``1.25GB/s``) or a plain number in bytes/s
+``bandwidth``         yes        NIC line rate with its unit (``10Gbps``,
+                                 ``1.25GB/s``; a bare number is refused)
 ``throughput``        yes        measured training throughput, samples/s (all
                                  workers)
 ``batch_size``        no         samples per worker per step (default: the
@@ -27,12 +27,12 @@ column                required   meaning
 ``mode``              no         ``sync`` or ``async`` (``Config.mode``; default
                                  sync)
 ``step_time_std``     no         standard deviation of one worker's step time
-                                 (sync: the step; async: its own cycle), seconds
-                                 or a unit string (``250ms``); on a lossy link it
+                                 (sync: the step; async: its own cycle), with
+                                 its unit (``250ms``); on a lossy link it
                                  identifies the timeout probability (see
                                  :mod:`perfmodel.fit.timeouts`)
-``step_time_median``  no         median of the same step times, seconds or a unit
-                                 string; with the mean step (from the throughput)
+``step_time_median``  no         median of the same step times, with its unit
+                                 (``640ms``); with the mean step (from the throughput)
                                  a reading of the timeout probability robust to
                                  rare long stalls, used before ``step_time_std``
 ``server_cpu``        no         CPU usage of the busiest parameter server, cores
@@ -50,6 +50,7 @@ Example::
     2,1,10Gbps,551.0
 
 Any other column is an error (a misspelt name would otherwise be ignored).
+:func:`measurements_csv` writes the format (with exact unit strings).
 A bad value is a :class:`~perfmodel.errors.SpecError` naming the file, the line
 and the column: ``m.csv: line 3, column bandwidth: unknown unit ...``.
 
@@ -84,7 +85,8 @@ from . import units
 from .errors import SpecError
 from .specs import Cluster, Config
 
-__all__ = ["MEASUREMENT_COLUMNS", "Measurement", "parse_measurements", "measured_profile",
+__all__ = ["MEASUREMENT_COLUMNS", "UNIT_COLUMNS", "Measurement", "parse_measurements",
+           "measurements_csv", "measured_profile",
            "measured_cluster", "measured_cluster_unchecked"]
 
 #: CSV columns: name -> required.
@@ -93,6 +95,8 @@ MEASUREMENT_COLUMNS: dict[str, bool] = {
     "batch_size": False, "mode": False, "step_time_std": False, "step_time_median": False,
     "server_cpu": False, "worker_cpu": False,
 }
+#: Columns holding a quantity, and its dimension: a CSV writes the unit (a bare 0 aside).
+UNIT_COLUMNS = {"bandwidth": "B/s", "step_time_std": "s", "step_time_median": "s"}
 
 
 def _bad(field: str, message: str):
@@ -325,6 +329,11 @@ def parse_measurements(text: str, source: str = "") -> tuple[Measurement, ...]:
                 raise SpecError(f"line {number}, column {col}", "missing value", src)
         kwargs = {col: value for col, value in row.items() if value != ""}
         try:
+            for col in UNIT_COLUMNS.keys() & kwargs.keys():
+                try:
+                    units.parse(kwargs[col], UNIT_COLUMNS[col], require_unit=True)
+                except SpecError as err:
+                    raise err.within(col) from None
             out.append(Measurement(line=number, **kwargs))
         except SpecError as err:
             raise SpecError(f"line {number}, column {err.field}", err.message, src) from None
@@ -333,6 +342,28 @@ def parse_measurements(text: str, source: str = "") -> tuple[Measurement, ...]:
     if not out:
         raise SpecError("", "no measurements after the header", src)
     return tuple(out)
+
+
+def measurements_csv(measurements) -> str:
+    """The measurement CSV of ``measurements`` (:func:`parse_measurements` reads back the same
+    values; ``line`` becomes the row's line).
+
+    Columns are the required four and each optional one some measurement
+    has; quantities carry exact unit strings (:func:`perfmodel.units.exact_text`).
+    """
+    rows = [m.to_dict() for m in measurements]
+    columns = [c for c in MEASUREMENT_COLUMNS
+               if MEASUREMENT_COLUMNS[c] or any(c in r for r in rows)]
+
+    def cell(col, value):
+        if value is None:
+            return ""
+        if col in UNIT_COLUMNS:
+            return str(units.exact_text(value, UNIT_COLUMNS[col]))
+        return repr(value) if isinstance(value, float) else str(value)
+
+    lines = [",".join(columns)] + [",".join(cell(c, r.get(c)) for c in columns) for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------

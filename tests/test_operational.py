@@ -16,6 +16,7 @@ from perfmodel.operational import (
     fit_utilization_ceiling,
     service_demand,
 )
+from perfmodel.units import exact_text
 
 
 def test_laws_by_hand():
@@ -226,7 +227,8 @@ def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
     runs = _runs_with_cpu(SyncCoarse("ps"), true, prof, clu, [(1, 1), (2, 1), (1, 2), (2, 2)])
     path = tmp_path / "runs.csv"
     path.write_text("workers,n_ps,bandwidth,throughput,server_cpu,worker_cpu\n" + "".join(
-        f"{m.workers},{m.n_ps},{m.bandwidth},{m.throughput},{m.server_cpu},{m.worker_cpu}\n"
+        f"{m.workers},{m.n_ps},{exact_text(m.bandwidth, 'B/s')},{m.throughput},{m.server_cpu},"
+        f"{m.worker_cpu}\n"
         for m in runs))
     code = main(["predict", "--measurements", str(path), "--workers", "8", "--format", "json",
                  "--cpu-capacity", "2"])

@@ -6,6 +6,7 @@ CSV column, the band of the selection, and the ns-3 matrix's batch-means
 conversion.
 """
 
+import dataclasses
 import json
 import math
 
@@ -18,7 +19,7 @@ from perfmodel import coarse
 from perfmodel.errors import SpecError
 from perfmodel.fit.selection import TIMEOUT_BAND, default_candidates, select_model
 from perfmodel.fit.timeouts import timeouts_from_step_times, with_timeout_band
-from perfmodel.measurements import Measurement, parse_measurements
+from perfmodel.measurements import Measurement, measurements_csv, parse_measurements
 from perfmodel.specs import Cluster, Config, Profile
 
 PROF = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01, batch_size=32)
@@ -134,8 +135,11 @@ def test_measurement_step_time_std_field_and_column():
         Measurement(1, 1, "10Gbps", 100.0, step_time_std=-1)
     assert err.value.field == "step_time_std"
     ms = parse_measurements("workers,n_ps,bandwidth,throughput,step_time_std\n"
-                            "1,1,10Gbps,100,0.3\n2,1,10Gbps,150,\n")
+                            "1,1,10Gbps,100,300ms\n2,1,10Gbps,150,\n")
     assert ms[0].step_time_std == 0.3 and ms[1].step_time_std is None
+    with pytest.raises(SpecError, match="line 2, column step_time_std: '0.3' needs a unit"):
+        parse_measurements("workers,n_ps,bandwidth,throughput,step_time_std\n"
+                           "1,1,10Gbps,100,0.3\n")
     with pytest.raises(SpecError) as err:
         parse_measurements("workers,n_ps,bandwidth,throughput,step_time_std\n1,1,1Gbps,1,x\n",
                            "m.csv")
@@ -245,7 +249,7 @@ def test_cli_predict_reads_the_step_time_spread(capsys, tmp_path):
     runs = _eq7_runs()
     csv = tmp_path / "m.csv"
     csv.write_text("workers,n_ps,bandwidth,throughput,batch_size,step_time_std\n"
-                   f"1,1,10Gbps,{runs[1]!r},32,{_spread(0.06, 1.0, 1)!r}\n"
+                   f"1,1,10Gbps,{runs[1]!r},32,{_spread(0.06, 1.0, 1)!r} s\n"
                    f"2,1,10Gbps,{runs[2]!r},32,\n")
     prof, clu = tmp_path / "p.json", tmp_path / "c.json"
     save(PROF, prof)
@@ -411,3 +415,16 @@ def test_measurement_from_a_log_of_step_times():
     prof = Profile(model_bytes=1e8, t_forward=0.1, t_backward=0.2, t_update=0.01, batch_size=1)
     clu = Cluster(machines=2, nic_bandwidth=1.25e9, retransmit_timeout=1.0)
     assert timeouts_from_step_times(prof, clu, [logged])[0] == pytest.approx(0.05, rel=0.15)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 64), st.integers(0, 8), st.floats(1e6, 1e12),
+                          st.floats(1e-3, 1e6), st.none() | st.floats(1e-6, 1e3),
+                          st.none() | st.sampled_from(["sync", "async"])), min_size=1, max_size=8))
+def test_measurements_csv_round_trips_with_units(rows):
+    ms = [Measurement(w, p, b, t, step_time_std=sd, mode=mode) for w, p, b, t, sd, mode in rows]
+    text = measurements_csv(ms)
+    assert "bandwidth" in text.splitlines()[0]
+    back = parse_measurements(text)
+    strip = [dataclasses.replace(m, line=0) for m in back]
+    assert strip == ms

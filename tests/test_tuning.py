@@ -18,7 +18,7 @@ from perfmodel.errors import Infeasible, SpecError
 from perfmodel.fit import dl2
 from perfmodel.fit.grid import RHO_GRID, FitResult, fit_tunables, grid_range, parse_grid, predict_measurements
 from perfmodel.io import load_measurements
-from perfmodel.measurements import Measurement, parse_measurements
+from perfmodel.measurements import Measurement, measurements_csv, parse_measurements
 from perfmodel.queueing import AsyncMVA
 from perfmodel.specs import Cluster, Profile
 
@@ -498,8 +498,7 @@ def test_calibration_bad_measurements(job, cluster, tmp_path):
 def test_calibration_to_dict_and_file_round_trip(job, cluster, tmp_path):
     ms = synthetic("sync", job, cluster, IDENTIFYING, cluster.replace(**TRUTH))
     csv = tmp_path / "m.csv"
-    csv.write_text("workers,n_ps,bandwidth,throughput\n" + "".join(
-        f"{m.workers},{m.n_ps},{m.bandwidth!r},{m.throughput!r}\n" for m in ms))
+    csv.write_text(measurements_csv(ms))
     cal = calibrate_network(job, cluster, csv)
     assert cal.source == str(csv) and str(csv) in cal.cluster.source
     data = json.loads(json.dumps(cal.to_dict()))
@@ -527,8 +526,7 @@ def test_cli_calibrate_save_then_predict(job, cluster, tmp_path, capsys):
     pio.save(job, tmp_path / "job.json")
     ms = synthetic("sync", job, cluster, IDENTIFYING, cluster.replace(**TRUTH))
     csv = tmp_path / "m.csv"
-    csv.write_text("workers,n_ps,bandwidth,throughput\n" + "".join(
-        f"{m.workers},{m.n_ps},{m.bandwidth!r},{m.throughput!r}\n" for m in ms))
+    csv.write_text(measurements_csv(ms))
     saved = tmp_path / "calibrated.json"
     code, out, _ = _cli(capsys, "calibrate", "fit", "--measurements", str(csv), "--cluster",
                         "zoo:aws-p3.2xlarge", "--profile", str(tmp_path / "job.json"),
