@@ -356,8 +356,11 @@ def ceiling_line(ax, ceiling, workers, batch_size: int, *, n_ps: int = 1,
 _SWEEP_RESULTS = frozenset({"key", "step_time", "throughput", "bottleneck", "epoch_time",
                             "throughput_low", "throughput_high", "interval_level", "error"})
 
-#: :func:`sweep_curves` draws a legend only up to this many lines (more would hide the plot).
+#: :func:`sweep_curves` puts a legend inside the axes up to this many lines; more go
+#: outside, in columns (or a colour bar when one numeric axis varies).
 MAX_LEGEND_LINES = 12
+#: Lines per column of a legend drawn outside the axes.
+_LEGEND_ROWS = 24
 
 #: y columns :func:`sweep_curves` draws, with their axis labels.
 SWEEP_Y = {"throughput": "throughput (samples/s)", "step_time": "step time (s)",
@@ -399,8 +402,11 @@ def sweep_curves(rows, *, x: str = "workers", y: str = "throughput", ax=None):
     -------
     matplotlib.axes.Axes
         One line per group, labelled with the group's axis values (all rows
-        when no other axis varies; a legend up to :data:`MAX_LEGEND_LINES`
-        lines); a band ``low..high`` where every row of the
+        when no other axis varies).  Up to :data:`MAX_LEGEND_LINES` lines a
+        legend names them; beyond, colour follows the numeric axis with the
+        most values (a colour bar) and line style the other axes (a legend),
+        or, when that cannot tell them apart, a legend outside the axes in
+        columns: no line is ever unnamed.  A band ``low..high`` where every row of the
         group has ``throughput_low``/``throughput_high`` (for ``step_time``,
         the interval they imply), labelled with ``interval_level``.
 
@@ -422,12 +428,14 @@ def sweep_curves(rows, *, x: str = "workers", y: str = "throughput", ax=None):
     for r in rows:
         groups.setdefault(tuple(r.get(c) for c in axes), []).append(r)
     ax = _axes(ax)
+    code = _line_code(axes, groups) if len(groups) > MAX_LEGEND_LINES else None
     for values, group in groups.items():
         group.sort(key=lambda r: r[x])
         label = ", ".join(_axis_text(c, v) for c, v in zip(axes, values)) or y
         xs = np.array([r[x] for r in group], dtype=float)
         ys = np.array([r[y] for r in group], dtype=float)
-        (line,) = ax.plot(xs, ys, marker="o", ms=3, label=label)
+        style = {"marker": "o"} if code is None else code.style(values)
+        (line,) = ax.plot(xs, ys, ms=3, label=label, **style)
         bands = [_row_band(r, y) for r in group]
         if all(b is not None for b in bands):
             levels = {r.get("interval_level") for r in group}
@@ -440,7 +448,68 @@ def sweep_curves(rows, *, x: str = "workers", y: str = "throughput", ax=None):
     ax.grid(alpha=0.3)
     if len(groups) <= MAX_LEGEND_LINES:
         ax.legend(fontsize="small")
+    elif code is not None:   # a colour bar and a few line styles name every line
+        code.key(ax)
+    else:
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  ncol=-(-len(groups) // _LEGEND_ROWS), borderaxespad=0.0)
     return ax
+
+
+#: Line styles and markers that tell apart the lines of one colour (4 x 6 combinations).
+_DASHES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+class _LineCode:
+    """Many sweep lines told apart by colour along one numeric axis (a colour bar) and by
+    line style and marker over the other axes' few combinations (a small legend)."""
+
+    def __init__(self, axes, groups, c):
+        from matplotlib import colors  # third-party, loaded with pyplot
+
+        self.axes, self.c = axes, c
+        self.factor = 8 / 1e9 if axes[c] == "bandwidth" else 1.0   # B/s inside, Gbps shown
+        values = [float(v[c]) * self.factor for v in groups]
+        lo, hi = min(values), max(values)
+        self.norm = (colors.LogNorm if lo > 0 and hi / lo > 20 else colors.Normalize)(lo, hi)
+        self.cmap = pyplot().get_cmap("viridis")
+        rests = sorted({self._rest(v) for v in groups}, key=repr)
+        self.styles = {r: (_DASHES[i % len(_DASHES)], _MARKERS[i // len(_DASHES)])
+                       for i, r in enumerate(rests)}
+
+    def _rest(self, values) -> tuple:
+        return tuple(v for i, v in enumerate(values) if i != self.c)
+
+    def style(self, values) -> dict:
+        dash, marker = self.styles[self._rest(values)]
+        return {"color": self.cmap(self.norm(float(values[self.c]) * self.factor)),
+                "linestyle": dash, "marker": marker}
+
+    def key(self, ax) -> None:
+        plt = pyplot()
+        bar = ax.figure.colorbar(plt.cm.ScalarMappable(norm=self.norm, cmap=self.cmap), ax=ax)
+        bar.set_label(self.axes[self.c] + (" (Gbps)" if self.axes[self.c] == "bandwidth" else ""))
+        rest = [a for i, a in enumerate(self.axes) if i != self.c]
+        if rest:
+            handles = [plt.Line2D([], [], color="black", linestyle=d, marker=m, ms=3,
+                                  label=", ".join(_axis_text(a, v) for a, v in zip(rest, r)))
+                       for r, (d, m) in self.styles.items()]
+            ax.legend(handles=handles, fontsize="small")
+
+
+def _line_code(axes: list, groups: Mapping):
+    """A :class:`_LineCode` for the groups, or None (no numeric axis, or too many styles)."""
+    numeric = [i for i in range(len(axes))
+               if all(isinstance(v[i], (int, float)) and not isinstance(v[i], bool)
+                      for v in groups)]
+    if not numeric:
+        return None
+    c = max(numeric, key=lambda i: len({v[i] for v in groups}))
+    if len({tuple(x for i, x in enumerate(v) if i != c) for v in groups}) > \
+            len(_DASHES) * len(_MARKERS):
+        return None
+    return _LineCode(axes, groups, c)
 
 
 def _phases_of(item) -> Mapping[str, float]:
@@ -535,12 +604,20 @@ def latency_cdf(results: Mapping[str, object], ax=None, *, xlabel: str = "iterat
     Returns
     -------
     matplotlib.axes.Axes
-        One line per strategy, ending at F = 1.
+        One line per strategy, ending at F = 1; each in its own line style
+        and width, and a strategy whose latencies equal an earlier one's is
+        labelled ``same as`` it (it would otherwise hide under it).
     """
     ax = _axes(ax)
-    for name, r in results.items():
+    drawn: list[tuple[str, np.ndarray]] = []
+    for i, (name, r) in enumerate(results.items()):
         x, f = r.cdf()
-        ax.step(x, f, where="post", label=f"{name} (mean {float(np.mean(x)):.3g} s)")
+        same = next((other for other, xo in drawn if np.array_equal(xo, x)), None)
+        label = f"{name} (mean {float(np.mean(x)):.3g} s)" + (f", same as {same}" if same else "")
+        # later lines thinner and dashed, so a line drawn over an equal one still shows
+        ax.step(x, f, where="post", label=label, linestyle=_DASHES[i % len(_DASHES)],
+                linewidth=max(2.6 - 0.5 * i, 1.0))
+        drawn.append((name, x))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.02)

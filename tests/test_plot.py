@@ -300,3 +300,45 @@ def test_spread_over_steps_draws_each_run_and_the_steady_level(tmp_path):
     np.testing.assert_allclose(ax.lines[0].get_ydata(), series["locked"])
     assert ax.lines[2].get_ydata()[0] == pytest.approx(0.75)
     _saved(ax, tmp_path / "spread.png")
+
+
+def _grid_rows(bandwidths, n_ps=(1,), models=("sync",)):
+    return [dict(_row(w, b * 1.25e8, w * b * p), n_ps=p, model=m, key=f"{m}{w}-{b}-{p}")
+            for m in models for p in n_ps for b in bandwidths for w in (1, 2, 4)]
+
+
+def test_sweep_curves_many_lines_one_axis_get_a_colour_bar():
+    ax = plot.sweep_curves(_grid_rows(range(1, 17)))            # 16 bandwidths
+    assert len(ax.lines) == 16 and ax.get_legend() is None
+    (bar,) = [a for a in ax.figure.axes if a is not ax]
+    assert bar.get_ylabel() == "bandwidth (Gbps)"
+    colours = [tuple(line.get_color()) for line in ax.lines]
+    assert len(set(colours)) == 16                              # ordered along viridis
+    assert [line.get_label() for line in ax.lines][:2] == ["1 Gbps", "2 Gbps"]
+
+
+def test_sweep_curves_many_lines_two_axes_colour_and_style():
+    ax = plot.sweep_curves(_grid_rows(range(1, 17), n_ps=(1, 2)))
+    assert len(ax.lines) == 32
+    styles = {(tuple(line.get_color()), line.get_linestyle()) for line in ax.lines}
+    assert len(styles) == 32                                    # no two lines look alike
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["n_ps=1", "n_ps=2"]
+
+
+def test_sweep_curves_many_lines_no_numeric_axis_legend_outside():
+    rows = _grid_rows([1], models=[f"m{i}" for i in range(14)])
+    ax = plot.sweep_curves(rows)
+    legend = ax.get_legend()
+    assert len(legend.get_texts()) == 14 and legend.get_bbox_to_anchor().x0 > 0
+
+
+def test_latency_cdf_names_a_strategy_equal_to_another():
+    from types import SimpleNamespace
+
+    same = np.array([1.0, 2.0, 3.0])
+    cdf = SimpleNamespace(cdf=lambda: (same, np.array([1 / 3, 2 / 3, 1.0])))
+    ax = plot.latency_cdf({"optimized": cdf, "colocated": cdf})
+    labels = [line.get_label() for line in ax.lines]
+    assert labels[1] == "colocated (mean 2 s), same as optimized"
+    assert ax.lines[0].get_linewidth() > ax.lines[1].get_linewidth()
+    assert ax.lines[0].get_linestyle() != ax.lines[1].get_linestyle()
