@@ -12,6 +12,9 @@ measured on the small clustered case, ns-3 / flow-level = 0.83 at 1/1000 but
 ``tests/benchmarks/bench_placement.py``).
 """
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -55,3 +58,13 @@ def test_missing_ns3_message_names_the_extra():
         topo, placement = _scenarios()["one job"]
         with pytest.raises(ImportError, match=r"perfmodel\[ns3\]"):
             ns3_engine.simulate_ns3(topo, placement, iterations=1)
+
+
+def test_cling_noise_is_held_back_and_other_stderr_kept(capfd):
+    """cling's 'Failed to materialize symbols' lines (written by C++ to descriptor 2 while
+    ns-3 loads) are dropped; anything else written there reaches stderr, in order."""
+    with ns3_engine.cling_noise_filtered():
+        os.write(2, b"[runStaticInitializersOnce]: Failed to materialize symbols: { x }\n")
+        os.write(2, b"a real warning\n")
+    print("after", file=sys.stderr)
+    assert capfd.readouterr().err == "a real warning\nafter\n"

@@ -47,8 +47,12 @@ steps (1)-(5).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
+import os
+import sys
+import tempfile
 import time as _time
 
 import numpy as np
@@ -59,7 +63,8 @@ from .flowsim import RESNET50_BYTES, FlowSimResult, scenario_arguments
 from .strategies import Placement
 from .topology import Topology
 
-__all__ = ["available", "runtime", "simulate_ns3", "INSTALL_HINT", "DEFAULT_SCALE"]
+__all__ = ["available", "runtime", "simulate_ns3", "cling_noise_filtered", "INSTALL_HINT",
+           "DEFAULT_SCALE", "CLING_NOISE"]
 
 #: Message of the ImportError raised when ns-3 is missing.
 INSTALL_HINT = ("the packet-level engine needs ns-3: pip install 'perfmodel[ns3]' "
@@ -314,14 +319,44 @@ def runtime():
         return _STATE["cppyy"]
     if not available():
         raise ImportError(INSTALL_HINT)
-    try:
-        import cppyy
-        from ns import ns  # noqa: F401  (loads the ns-3 libraries into cppyy)
-    except Exception as err:  # pragma: no cover - a broken install
-        raise ImportError(f"{INSTALL_HINT}; importing it failed: {err}") from err
-    cppyy.cppdef(_CPP)
+    with cling_noise_filtered():
+        try:
+            import cppyy
+            from ns import ns  # noqa: F401  (loads the ns-3 libraries into cppyy)
+        except Exception as err:  # pragma: no cover - a broken install
+            raise ImportError(f"{INSTALL_HINT}; importing it failed: {err}") from err
+        cppyy.cppdef(_CPP)
     _STATE["cppyy"] = cppyy
     return cppyy
+
+
+#: Lines cling (cppyy's C++ interpreter) writes to stderr while ns-3's libraries load,
+#: about static initializers it runs later itself; the simulation is unaffected.
+CLING_NOISE = ("Failed to materialize symbols",)
+
+
+@contextlib.contextmanager
+def cling_noise_filtered():
+    """Hold back :data:`CLING_NOISE` lines that C++ code writes to file descriptor 2.
+
+    cling writes from C++, below Python's ``sys.stderr``, so the descriptor
+    itself is pointed at a temporary file for the duration; every other line
+    is written to stderr afterwards, in order.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            for line in held.read().decode("utf-8", "replace").splitlines(keepends=True):
+                if not any(noise in line for noise in CLING_NOISE):
+                    sys.stderr.write(line)
 
 
 def simulate_ns3(topology: Topology, placement: Placement, model_bytes=RESNET50_BYTES,
