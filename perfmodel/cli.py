@@ -159,7 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("predict", help="predict step time and throughput over a grid")
     _add_job_flags(p, with_format=("table", "json", "csv"))
     p.add_argument("--config", help="layerwise: W/R/PS, or several: 4/4/4,2/9/2 (default 4/4/4)")
-    p.add_argument("--workers", default="1-16", help="workers: 1-16, 1-16:2 or 1,2,4 (default 1-16)")
+    p.add_argument("--workers", default="1-16",
+                   help="data-parallel workers, each a whole model replica (Config.n_replicas "
+                        "in the API): 1-16, 1-16:2 or 1,2,4 (default 1-16)")
     p.add_argument("--bandwidth", help="NIC bandwidth(s), e.g. 10Gbps or 1Gbps,10Gbps "
                                        "(default: the cluster's)")
     p.add_argument("--ps", help="parameter servers: 1, 1-4 or 1,2 (default 1)")
@@ -184,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
                                       "a Dask cluster into a resumable CSV/JSONL/Parquet table")
     _add_job_flags(sw, with_format=("csv", "jsonl", "parquet"))
     sw.set_defaults(format=None)  # default: from the suffix of --out
-    sw.add_argument("--workers", default="1-16", help="workers: 1-64, 1-64:2 or 1,2,4 (default 1-16)")
+    sw.add_argument("--workers", default="1-16",
+                    help="data-parallel workers (Config.n_replicas in the API): 1-64, 1-64:2 "
+                         "or 1,2,4 (default 1-16)")
     sw.add_argument("--ps", help="parameter servers: 1-4 or 1,2 (default 1; 0 for allreduce)")
     sw.add_argument("--bandwidth", help="NIC bandwidths, e.g. 1Gbps,10Gbps,25Gbps "
                                         "(default: the cluster's)")
@@ -230,7 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--trace",
                     help="trace FILE (JSON/YAML) or zoo:NAME (a PipeDream layer profile, e.g. "
                          "zoo:resnet50); required, here or as workload.trace of --job")
-    sm.add_argument("--workers", default="1-8", help="workers: 1-10, 1-16:2 or 1,2,4 (default 1-8)")
+    sm.add_argument("--workers", default="1-8",
+                    help="data-parallel workers (the simulate() argument `workers`): 1-10, "
+                         "1-16:2 or 1,2,4 (default 1-8)")
     sm.add_argument("--bandwidth", default="10Gbps")
     sm.add_argument("--mode", choices=("async", "sync", "allreduce"), default="sync")
     sm.add_argument("--sharing", choices=("ps", "fcfs", "hybrid"), default="hybrid")
