@@ -12,11 +12,14 @@ from hypothesis import strategies as st
 from perfmodel import zoo
 from perfmodel.coarse import LockStep, SyncCoarse
 from perfmodel.errors import PerfModelError, SpecError
+from perfmodel.fit.grid import predict_measurements
 from perfmodel.fit.selection import (
     ASYNC_EVIDENCE_WORKERS,
     Calibrated,
     ModelCandidate,
     Score,
+    _loo_by_refitting,
+    calibrate_candidate,
     choose,
     default_candidates,
     extrapolated_halfwidth,
@@ -505,3 +508,24 @@ def test_a_run_is_suggested_where_the_plausible_models_part(job):
     # they part more with more workers: the largest count of the grid the cluster allows
     assert k == 12
     assert suggest_run(ps, [ps], profile, cluster, runs) is None
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_loo_from_one_grid_equals_refitting_each_fold(mode):
+    """With at least one more point than tunables every fold searches the whole grid, so the
+    one-grid LOO must give the refitting procedure's residuals exactly, for every candidate."""
+    job = zoo.profile("resnet50-pipedream").replace(t_update=0.02)
+    cluster = zoo.cluster("aws-p3.2xlarge").replace(machines=16)
+    shells = [Measurement(w, p, "10Gbps", 1.0, mode=mode) for w, p in
+              ((1, 1), (2, 1), (4, 1), (6, 2))]
+    truth = predict_measurements("sync" if mode == "sync" else "async", job, cluster, shells)
+    ms = tuple(dataclasses.replace(m, throughput=t * f)
+               for m, t, f in zip(shells, truth, (1.03, 0.96, 1.05, 0.94)))
+    checked = 0
+    for cand in default_candidates(mode):
+        if not cand.grid or len(ms) - 1 < len(cand.grid):
+            continue
+        fast = calibrate_candidate(cand, job, cluster, ms).log_residuals
+        assert fast == tuple(_loo_by_refitting(cand, job, cluster, ms)), cand.name
+        checked += 1
+    assert checked >= 2

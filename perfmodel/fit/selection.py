@@ -179,7 +179,7 @@ from ..result import Estimate
 from ..sim.model import BlockTrace, ProfiledTrace
 from ..sim.trace import Trace
 from ..specs import Cluster, Config, Profile
-from .grid import fit_tunables, predict_measurements
+from .grid import error_objective, fit_tunables, predict_measurements
 from .timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_timeout_band
 
 __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "plausible",
@@ -736,15 +736,47 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         resid = tuple(float(np.log(m.throughput / p)) for m, p in zip(ms, pred))
         return Calibrated(candidate.name, candidate.family, candidate.model, {}, resid, level,
                           calibration_workers=max(m.workers for m in ms))
-    model, overrides = _fit(candidate, profile, cluster, ms)
+    if len(ms) - 1 >= len(candidate.grid):   # every fold searches the whole grid
+        fit = _grid_fit(candidate, profile, cluster, ms)
+        model, overrides = _fitted(fit)
+        resid = _loo_from_grid(fit, ms)
+    else:
+        model, overrides = _fit(candidate, profile, cluster, ms)
+        resid = _loo_by_refitting(candidate, profile, cluster, ms)
+    return Calibrated(candidate.name, candidate.family, model, overrides, tuple(resid), level,
+                      calibration_workers=max(m.workers for m in ms))
+
+
+def _loo_by_refitting(candidate: ModelCandidate, profile: Profile, cluster: Cluster,
+                     ms: tuple) -> list[float]:
+    """Leave-one-out log residuals ``log(measured / predicted)``, refitting without each point.
+
+    The reference procedure: each fold runs :func:`_fit` on the other
+    points, whose free tunables depend on how many there are.
+    """
     resid = []
-    for i in range(len(ms) if len(ms) >= 2 else 0):   # LOO: refit without point i
+    for i in range(len(ms) if len(ms) >= 2 else 0):
         rest = ms[:i] + ms[i + 1:]
         m_i, o_i = _fit(candidate, profile, cluster, rest)
         pred = predict_measurements(m_i, profile, cluster.replace(**o_i), [ms[i]])[0]
         resid.append(float(np.log(ms[i].throughput / pred)))
-    return Calibrated(candidate.name, candidate.family, model, overrides, tuple(resid), level,
-                      calibration_workers=max(m.workers for m in ms))
+    return resid
+
+
+def _loo_from_grid(fit, ms: tuple) -> list[float]:
+    """:func:`_loo_by_refitting` from one grid's predictions, when every fold frees the same
+    tunables: the predictions do not depend on the data, so a fold's fit is the arg-min of
+    the same rows over the other columns (the same numbers, the same first minimum), and
+    the cost is one grid of predictions instead of one per point."""
+    measured = np.array([m.throughput for m in ms])
+    abs_err = np.abs(fit.predictions / measured - 1.0)
+    abs_err[~np.isfinite(abs_err)] = np.inf
+    resid = []
+    for i in range(len(ms)):
+        train = np.setdiff1d(np.arange(len(ms)), [i])
+        choice = int(np.argmin(error_objective(fit.objective, abs_err[:, train])))
+        resid.append(float(np.log(ms[i].throughput / fit.predictions[choice, i])))
+    return resid
 
 
 def _fit(candidate: ModelCandidate, profile: Profile, cluster: Cluster, ms: tuple):
@@ -756,9 +788,18 @@ def _fit(candidate: ModelCandidate, profile: Profile, cluster: Cluster, ms: tupl
     one tunable, so a second tunable cannot buy a lower LOO error by fitting
     the one remaining point along a ridge (an identifiability rule, ours).
     """
+    return _fitted(_grid_fit(candidate, profile, cluster, ms))
+
+
+def _grid_fit(candidate: ModelCandidate, profile: Profile, cluster: Cluster, ms: tuple):
+    """The grid search of :func:`_fit` (its FitResult)."""
     free = list(candidate.grid)[:max(1, len(ms))]
     grid = {k: (v if k in free else tuple(v)[:1]) for k, v in candidate.grid.items()}
-    fit = fit_tunables(candidate.model, profile, cluster, ms, grid, cv=None)
+    return fit_tunables(candidate.model, profile, cluster, ms, grid, cv=None)
+
+
+def _fitted(fit) -> tuple:
+    """(fitted model, fitted cluster fields) of a grid search."""
     cluster_fields = {f.name for f in dataclasses.fields(Cluster)}
     return fit.model, {k: v for k, v in fit.best.items() if k in cluster_fields}
 
