@@ -40,15 +40,18 @@ def _validate_matrix(args) -> str:
     corpus = _corpus(args, train) if "corpus" in only else None
     if corpus is not None and set(only) == {"corpus"}:
         return json_text(corpus[1]) if args.format == "json" else corpus[2]
+    ns3_data = None
     if "ns3" in only:  # before the minutes of DL2: the calibration runs must exist
-        counts = {run.workers for run in load_ns3(args.ns3)[1]}
+        ns3_data = load_ns3(args.ns3)
+        counts = {run.workers for run in ns3_data[1]}
         if not set(train) <= counts:
             raise CliError(f"--train-workers: the ns-3 runs have {min(counts)} to {max(counts)} "
                            f"workers, not {', '.join(map(str, sorted(set(train) - counts)))}")
     with progress_bar(None, "groups") as tick:
         matrix = validation_matrix(dl2="dl2" in only, ns3="ns3" in only, ns3_path=args.ns3,
                                    dnns=args.dnn or None, ns3_train_workers=train,
-                                   dl2_extra_runs=tuple(args.dl2_extra or ()), progress=tick)
+                                   dl2_extra_runs=tuple(args.dl2_extra or ()), progress=tick,
+                                   ns3_data=ns3_data)
     if args.format == "json":
         data = matrix.to_dict()
         if corpus is not None:

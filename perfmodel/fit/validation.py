@@ -810,7 +810,8 @@ class Matrix:
 def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
                       dnns: Sequence[str] | None = None,
                       ns3_train_workers: Sequence[int] = NS3_TRAIN_WORKERS,
-                      dl2_extra_runs: Sequence[str] = (), progress=None) -> Matrix:
+                      dl2_extra_runs: Sequence[str] = (), progress=None,
+                      ns3_data: tuple | None = None) -> Matrix:
     """The whole matrix (``perfmodel validate matrix``).
 
     Parameters
@@ -828,16 +829,18 @@ def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
     progress : callable, optional
         Called as ``progress(done, total)`` over DL2 DNNs and ns-3 regimes
         (for a progress bar).
+    ns3_data : (dict, list), optional
+        The ns-3 runs already read (:func:`load_ns3`); ``ns3_path`` is then unused.
 
     Returns
     -------
     Matrix
     """
     cells, notes = [], []
-    header, runs = None, None
-    if ns3 and (ns3_path is not None or NS3_PATH.exists()):
+    header, runs = ns3_data if ns3 and ns3_data is not None else (None, None)
+    if ns3 and runs is None and (ns3_path is not None or NS3_PATH.exists()):
         header, runs = load_ns3(ns3_path)
-    elif ns3:
+    elif ns3 and runs is None:
         notes.append(f"no ns-3 runs ({NS3_PATH.name} missing): ns-3 rows left out")
     n_ns3 = len({r.key for r in runs}) if runs is not None else 0
     n_dl2 = 0
