@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -406,3 +407,51 @@ def test_model_objects_need_estimate_and_a_stable_repr(model):
     with pytest.raises(SpecError) as err:
         Grid(model=model)
     assert err.value.field == "grid.model"
+
+
+KILLED_WITH_A_POOL = """
+import os, signal, sys, threading, time
+from perfmodel.coarse import SyncCoarse
+from perfmodel.sweep import Grid, sweep
+original = SyncCoarse.estimate
+def slow(self, *args):
+    time.sleep(0.02)
+    return original(self, *args)
+SyncCoarse.estimate = slow   # inherited by the forked workers
+def kill_when_the_pool_runs():
+    kids = f"/proc/{os.getpid()}/task/{os.getpid()}/children"
+    while len(open(kids).read().split()) < 2:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    open(sys.argv[2], "w").write(open(kids).read())
+    os.kill(os.getpid(), signal.SIGKILL)
+threading.Thread(target=kill_when_the_pool_runs, daemon=True).start()
+sweep(Grid.from_axes(workers=range(1, 201), n_ps=[1, 2], bandwidth="10Gbps"),
+      out=sys.argv[1], jobs=2, chunk_size=4, progress=False, start_method="fork")
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for a reaper counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_sigkilled_sweep_leaves_no_pool_worker_behind(tmp_path):
+    """Linux: the pool's workers end when the sweep's process is killed outright."""
+    import subprocess
+    import sys
+
+    pids = tmp_path / "pids"
+    proc = subprocess.run([sys.executable, "-c", KILLED_WITH_A_POOL, str(tmp_path / "t.csv"),
+                           str(pids)], capture_output=True, timeout=60)
+    assert proc.returncode == -9, proc.stderr.decode()[-500:]
+    workers = [int(p) for p in pids.read_text().split()]
+    assert len(workers) >= 2
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in workers)
