@@ -143,23 +143,26 @@ def heap_pop(ht, hi, n):
 
 
 def advance(d, now, dims, lin, lfl):
-    """Bring every active flow of direction d up to time ``now`` at its current rate."""
+    """Scan path: bring every active flow of direction d up to ``now`` at its current rate."""
     S = dims[0]
     W = dims[1]
     L = dims[2]
-    t_at = 2 * W * L + d
+    WL = W * L
+    t_at = 2 * WL + d
     dt = now - lfl[t_at]
     if dt > 0.0:
         for i in range(S):
             l = d * S + i
-            for p in range(lin[L * W + l]):
-                f = lin[l * W + p] * L + l
-                lfl[f] -= dt * lfl[W * L + f]
+            w = lin[l]
+            while w >= 0:
+                f = w * L + l
+                lfl[f] -= dt * lfl[WL + f]
+                w = lin[3 * L + f]
         lfl[t_at] = now
 
 
 def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
-    """Bandwidth fractions of the active flows of direction d.
+    """Scan path: bandwidth fractions of the active flows of direction d.
 
     sharing 0 "ps": each of the n workers active on a server link gets 1/n
     (line 5 of Li et al. 2022's Share), at most ``cap``; 1 "fcfs": the first active
@@ -172,6 +175,7 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
     W = dims[1]
     L = dims[2]
     WL = W * L
+    NX = 3 * L
     if nic != 0 and sharing == 0 and S > 1:
         # progressive filling: resources 0..S-1 are server links, S..S+W-1 NICs
         for r in range(S + W):
@@ -180,14 +184,15 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
         n_open = 0
         for i in range(S):
             l = d * S + i
-            for p in range(lin[L * W + l]):
-                w = lin[l * W + p]
+            w = lin[l]
+            while w >= 0:
                 f = w * L + l
                 lfl[WL + f] = 0.0
                 frozen[f] = 0
                 tmp_cnt[i] += 1
                 tmp_cnt[S + w] += 1
                 n_open += 1
+                w = lin[NX + f]
         level = 0.0
         while n_open > 0:
             inc = cap - level
@@ -204,30 +209,34 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
                     tmp_rem[r] -= inc * tmp_cnt[r]
             for i in range(S):          # raise the open flows; mark those now blocked
                 l = d * S + i
-                for p in range(lin[L * W + l]):
-                    w = lin[l * W + p]
+                w = lin[l]
+                while w >= 0:
                     f = w * L + l
                     if frozen[f] == 0:
                         lfl[WL + f] += inc
                         if level >= cap * (1.0 - 1e-12) or tmp_rem[i] <= 1e-12 \
                                 or tmp_rem[S + w] <= 1e-12:
                             frozen[f] = 2
+                    w = lin[NX + f]
             for i in range(S):          # then take them out of the counts
                 l = d * S + i
-                for p in range(lin[L * W + l]):
-                    w = lin[l * W + p]
+                w = lin[l]
+                while w >= 0:
                     f = w * L + l
                     if frozen[f] == 2:
                         frozen[f] = 1
                         tmp_cnt[i] -= 1
                         tmp_cnt[S + w] -= 1
                         n_open -= 1
+                    w = lin[NX + f]
         return
     for i in range(S):
         l = d * S + i
-        n = lin[L * W + l]
-        for p in range(n):
-            f = lin[l * W + p] * L + l
+        n = lin[2 * L + l]
+        w = lin[l]
+        p = 0
+        while w >= 0:
+            f = w * L + l
             if sharing == 0:
                 r = 1.0 / n
                 if r > cap:
@@ -237,10 +246,12 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
             else:
                 r = 1.0
             lfl[WL + f] = r
+            p += 1
+            w = lin[NX + f]
 
 
 def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
-    """Earliest (time, start sequence) completion among the flows of direction d."""
+    """Scan path: earliest (time, start sequence) completion among the flows of direction d."""
     S = dims[0]
     W = dims[1]
     L = dims[2]
@@ -255,8 +266,8 @@ def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
     t_at = lfl[2 * WL + d]
     for i in range(S):
         l = d * S + i
-        for p in range(lin[L * W + l]):
-            w = lin[l * W + p]
+        w = lin[l]
+        while w >= 0:
             f = w * L + l
             r = lfl[WL + f]
             if r > 0.0:
@@ -267,10 +278,172 @@ def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
                     bs = s
                     bw = w
                     bl = l
+            w = lin[3 * L + f]
     nxt_t[d] = bt
     nxt_i[3 * d] = bs
     nxt_i[3 * d + 1] = bw
     nxt_i[3 * d + 2] = bl
+
+
+def link_push(l, t, s, w, dims, lin, lfl):
+    """Heap path: push (virtual finish tag t, start sequence s) -> worker w on link l's heap."""
+    W = dims[1]
+    L = dims[2]
+    WL = W * L
+    hk = 2 * WL + 2 + 4 * L + l * W         # tags in lfl
+    hi = 7 * L + 3 * WL + 2 + 2 * l * W     # (sequence, worker) pairs in lin
+    i = lin[4 * L + 3 * WL + 2 + l]
+    lin[4 * L + 3 * WL + 2 + l] = i + 1
+    while i > 0:
+        p = (i - 1) >> 1
+        tp = lfl[hk + p]
+        if tp < t or (tp == t and lin[hi + 2 * p] < s):
+            break
+        lfl[hk + i] = tp
+        lin[hi + 2 * i] = lin[hi + 2 * p]
+        lin[hi + 2 * i + 1] = lin[hi + 2 * p + 1]
+        i = p
+    lfl[hk + i] = t
+    lin[hi + 2 * i] = s
+    lin[hi + 2 * i + 1] = w
+
+
+def link_pop(l, dims, lin, lfl):
+    """Heap path: remove the top of link l's heap."""
+    W = dims[1]
+    L = dims[2]
+    WL = W * L
+    hk = 2 * WL + 2 + 4 * L + l * W
+    hi = 7 * L + 3 * WL + 2 + 2 * l * W
+    n = lin[4 * L + 3 * WL + 2 + l] - 1
+    lin[4 * L + 3 * WL + 2 + l] = n
+    if n == 0:
+        return
+    t = lfl[hk + n]
+    s = lin[hi + 2 * n]
+    w = lin[hi + 2 * n + 1]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= n:
+            break
+        b = a + 1
+        if b < n and (lfl[hk + b] < lfl[hk + a]
+                      or (lfl[hk + b] == lfl[hk + a] and lin[hi + 2 * b] < lin[hi + 2 * a])):
+            a = b
+        ta = lfl[hk + a]
+        if t < ta or (t == ta and s < lin[hi + 2 * a]):
+            break
+        lfl[hk + i] = ta
+        lin[hi + 2 * i] = lin[hi + 2 * a]
+        lin[hi + 2 * i + 1] = lin[hi + 2 * a + 1]
+        i = a
+    lfl[hk + i] = t
+    lin[hi + 2 * i] = s
+    lin[hi + 2 * i + 1] = w
+
+
+def link_advance(d, now, dims, lin, lfl):
+    """Heap path: bring the links of direction d up to ``now``.
+
+    "fcfs": the head's remaining work goes down at its rate (the others get
+    nothing), as the scan path does; else the link's virtual time goes up at
+    the rate every active flow gets.
+    """
+    S = dims[0]
+    W = dims[1]
+    L = dims[2]
+    VV = 2 * W * L + 2
+    for i in range(S):
+        l = d * S + i
+        dt = now - lfl[VV + L + l]
+        if dt > 0.0:
+            if dims[8] == 1:
+                h = lin[l]
+                if h >= 0:
+                    lfl[h * L + l] -= dt * lfl[VV + 2 * L + l]
+            else:
+                lfl[VV + l] += dt * lfl[VV + 2 * L + l]
+            lfl[VV + L + l] = now
+
+
+def link_next(d, dims, sharing, cap, lin, lfl, qst, nxt_t, nxt_i):
+    """Heap path: rates and next completion of direction d's changed links, then the earliest.
+
+    Every flow that progresses on a link has the same rate: ``min(cap, 1/n)``
+    with n active workers ("ps", the heap top finishes first), 1 (all-reduce,
+    likewise), ``cap`` for the head of the active list only ("fcfs").
+    """
+    S = dims[0]
+    W = dims[1]
+    L = dims[2]
+    NS = dims[4]
+    X = W * NS
+    WL = W * L
+    VV = 2 * WL + 2
+    LD = 3 * L + 3 * WL + 2
+    HS = 4 * L + 3 * WL + 2
+    bt = INF
+    bs = -1
+    bw = -1
+    bl = -1
+    for i in range(S):
+        l = d * S + i
+        if lin[LD + l] != 0 or sharing == 1:    # (fcfs: as the scan path, from now)
+            lin[LD + l] = 0
+            h = lin[l]
+            if sharing == 1 and h >= 0:
+                lfl[VV + 2 * L + l] = cap
+                lfl[VV + 3 * L + l] = lfl[VV + L + l] + lfl[h * L + l] / cap
+                lin[5 * L + 3 * WL + 2 + l] = qst[3 * X + h * NS + (0 if d == 0 else 2) * S + i]
+                lin[6 * L + 3 * WL + 2 + l] = h
+            elif sharing != 1 and lin[HS + l] > 0:
+                r = 1.0
+                if sharing == 0:
+                    r = 1.0 / lin[2 * L + l]
+                    if r > cap:
+                        r = cap
+                lfl[VV + 2 * L + l] = r
+                hi = 7 * L + 3 * WL + 2 + 2 * l * W
+                lfl[VV + 3 * L + l] = lfl[VV + L + l] + (lfl[VV + 4 * L + l * W] - lfl[VV + l]) / r
+                lin[5 * L + 3 * WL + 2 + l] = lin[hi]
+                lin[6 * L + 3 * WL + 2 + l] = lin[hi + 1]
+            else:
+                lfl[VV + 2 * L + l] = 0.0
+                lin[6 * L + 3 * WL + 2 + l] = -1
+        w = lin[6 * L + 3 * WL + 2 + l]
+        if w >= 0:
+            t = lfl[VV + 3 * L + l]
+            s = lin[5 * L + 3 * WL + 2 + l]
+            if t < bt or (t == bt and s < bs):
+                bt = t
+                bs = s
+                bw = w
+                bl = l
+    nxt_t[d] = bt
+    nxt_i[3 * d] = bs
+    nxt_i[3 * d + 1] = bw
+    nxt_i[3 * d + 2] = bl
+
+
+def link_leave(w, l, dims, lin):
+    """Take worker w out of link l's active list (Algorithm 1 line 30)."""
+    W = dims[1]
+    L = dims[2]
+    WL = W * L
+    f = w * L + l
+    p = lin[3 * L + WL + f]
+    n = lin[3 * L + f]
+    if p >= 0:
+        lin[3 * L + p * L + l] = n
+    else:
+        lin[l] = n
+    if n >= 0:
+        lin[3 * L + WL + n * L + l] = p
+    else:
+        lin[L + l] = p
+    lin[3 * L + 2 * WL + f] = 0
+    lin[2 * L + l] -= 1
 
 
 def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
@@ -321,7 +494,13 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
         return
     d = 0 if kind == 0 else 1
     l = d * S + sl % S
-    advance(d, now, dims, lin, lfl)
+    WL = W * L
+    VV = 2 * WL + 2
+    scan = dims[7]
+    if scan != 0:
+        advance(d, now, dims, lin, lfl)
+    else:
+        link_advance(d, now, dims, lin, lfl)
     rem = ofl[WM + o]
     c = rem
     if turn == 0 and rem > win:     # HTTP/2: the first service sends WIN (Li et al. 2020)
@@ -332,12 +511,26 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     ost[2 * WM + o] = turn + 1
     qch[q] = c
     f = w * L + l
-    lfl[f] = c
-    if lin[L * W + L + f] == 0:     # w joins active[r] (Algorithm 1 line 25)
-        lin[l * W + lin[L * W + l]] = w
-        lin[L * W + l] += 1
-        lin[L * W + L + f] = 1
-    lin[L * W + L + W * L + d] = 1
+    if lin[3 * L + 2 * WL + f] == 0:    # w joins active[r] at the back (Algorithm 1 line 25)
+        if lin[2 * L + l] == 0:     # an idle link's clock restarts at 0
+            lfl[VV + l] = 0.0
+            lfl[VV + L + l] = now
+        tail = lin[L + l]
+        lin[3 * L + f] = -1
+        lin[3 * L + WL + f] = tail
+        if tail >= 0:
+            lin[3 * L + tail * L + l] = w
+        else:
+            lin[l] = w
+        lin[L + l] = w
+        lin[2 * L + l] += 1
+        lin[3 * L + 2 * WL + f] = 1
+    if scan != 0 or dims[8] == 1:
+        lfl[f] = c
+    else:                           # finishes when the link's virtual time reaches its tag
+        link_push(l, lfl[VV + l] + c, cnt[0], w, dims, lin, lfl)
+    lin[3 * L + 3 * WL + 2 + l] = 1
+    lin[3 * L + 3 * WL + d] = 1
 
 
 def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht, hi,
@@ -403,6 +596,9 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
     WM = W * M
     X = W * NS
     WL = W * L
+    scan = dims[7]
+    VV = 2 * WL + 2                     # the links' virtual clocks in lfl
+    DD = 3 * L + 3 * WL                 # the directions' dirty flags in lin
     for w in range(W):
         start_step(w, 0.0, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht,
                    hi, lin, lfl, samples, step_first, step_nops, root_ptr, root_idx, op_ndeps,
@@ -410,10 +606,13 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
     ndone = 0
     while True:
         for d in range(2):
-            if lin[L * W + L + WL + d] != 0:
-                set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen)
-                next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i)
-                lin[L * W + L + WL + d] = 0
+            if lin[DD + d] != 0:
+                if scan != 0:
+                    set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen)
+                    next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i)
+                else:
+                    link_next(d, dims, sharing, cap, lin, lfl, qst, nxt_t, nxt_i)
+                lin[DD + d] = 0
         # the next event: a computation (heap top) or a transmission (per direction)
         src = -1
         bt = INF
@@ -440,10 +639,20 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
             d = src
             w = nxt_i[3 * d + 1]
             l = nxt_i[3 * d + 2]
-            advance(d, now, dims, lin, lfl)
-            lfl[w * L + l] = 0.0
+            if scan != 0:
+                advance(d, now, dims, lin, lfl)
+                lfl[w * L + l] = 0.0
+            elif sharing == 1:
+                link_advance(d, now, dims, lin, lfl)
+                lfl[w * L + l] = 0.0
+                lin[DD + 2 + l] = 1
+            else:                           # the top's tag is the link's virtual time now
+                lfl[VV + l] = lfl[VV + 4 * L + l * W]
+                lfl[VV + L + l] = now
+                link_pop(l, dims, lin, lfl)
+                lin[DD + 2 + l] = 1
             sl = (0 if d == 0 else 2) * S + l - d * S
-            lin[L * W + L + WL + d] = 1
+            lin[DD + d] = 1
         else:
             w = hi[1]
             sl = hi[2]
@@ -526,13 +735,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                 start_op(w, sl, now, j, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
                          factors, ht, hi, lin, lfl, srv)
             elif is_link:                   # w leaves active[r] (line 30)
-                lin[L * W + L + w * L + l] = 0
-                p = 0
-                while lin[l * W + p] != w:
-                    p += 1
-                for p2 in range(p, lin[L * W + l] - 1):
-                    lin[l * W + p2] = lin[l * W + p2 + 1]
-                lin[L * W + l] -= 1
+                link_leave(w, l, dims, lin)
         if wst[3 * W + w] == 0:             # fix 2: every op of the step has finished
             k = wst[2 * W + w]
             step_end[w * N + k] = now
@@ -569,7 +772,8 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
 
 
 #: Helpers called by ``run`` (the compiled variant compiles them too).
-HELPERS = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "start_op",
-           "start_step")
+HELPERS = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "link_push",
+           "link_pop", "link_advance", "link_next", "link_leave", "start_op", "start_step")
 #: Helpers numba inlines into their callers (called once per event or more).
-INLINE = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "start_op", "start_step")
+INLINE = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "link_push", "link_pop",
+          "link_advance", "link_next", "link_leave", "start_op", "start_step")

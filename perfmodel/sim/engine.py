@@ -180,6 +180,8 @@ _SHARING_CODE = {"ps": 0, "fcfs": 1}
 # ---------------------------------------------------------------------- compiled kernel
 
 _COMPILED: dict = {}
+#: Run every case on the kernel's O(K) scan path (tests compare it with the heap path).
+_SCAN_ALWAYS = False
 
 
 def numba_available() -> bool:
@@ -723,6 +725,8 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
     cap_frac = 1.0 if (cap is None or allreduce) else min(1.0, cap / b)
     win_work = _kernel.INF if (win is None or allreduce) else win / b
     nic = 1 if (server_sharing == "nic" and S > 1) else 0
+    # max-min rates over server links and NICs differ between a link's flows: scan them
+    scan = 1 if (_SCAN_ALWAYS or (nic and share_code == 0)) else 0
     NS, L = 4 * S, 2 * S
     q_tmo, rto, position = tmo
     stalling = q_tmo > 0 and not allreduce     # q = 0: draw nothing (bit-for-bit as before)
@@ -745,7 +749,7 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
                qst=qst, qch=np.zeros(X), qbuf=np.zeros(X * Q, i64),
                ht=np.zeros(X + 1 + (WM if stalling else 0)),   # + the stalled ops
                hi=np.zeros(3 * (X + 1 + (WM if stalling else 0)), i64),
-               lin=np.zeros(L * K + L + WL + 2, i64), lfl=np.zeros(2 * WL + 2),
+               lin=_link_lists(L, WL), lfl=np.zeros(3 * WL + 2 + 4 * L),
                nxt_t=np.full(2, _kernel.INF), nxt_i=np.array([0, -1, 0, 0, -1, 0], i64),
                tmp_rem=np.zeros(S + K), tmp_cnt=np.zeros(S + K, i64),
                frozen=np.zeros(WL, i64), cnt=np.zeros(5, i64),
@@ -756,7 +760,7 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
                   step_first=step_first.astype(i64), step_nops=step_nops.astype(i64),
                   root_ptr=root_ptr.astype(i64), root_idx=root_idx.astype(i64),
                   samples=samples.ravel(), factors=factors.ravel(),
-                  dims=np.array([S, K, L, M, NS, Q, N], i64), stalls=stalls,
+                  dims=np.array([S, K, L, M, NS, Q, N, scan, share_code], i64), stalls=stalls,
                   stall_u=np.asarray(stall_u, float))
     scalars = dict(sync=0 if mode == "async" else 1, sharing=share_code, cap=cap_frac, nic=nic,
                    win=win_work, record=1 if record else 0, tmo=tmo_code, rto=float(rto))
@@ -850,6 +854,14 @@ def _timeout_note(ignored, stalling, stalls, kind, step_first, step_nops, sample
     n_msg = int(per_step.sum())
     n_stall = int((per_step & (stalls.reshape(per_step.shape) != 0)).sum())
     return f"{n_stall} of {n_msg} messages stalled"
+
+
+def _link_lists(L, WL) -> np.ndarray:
+    """The kernel's ``lin`` buffer: empty active lists (heads and tails -1), no next flow."""
+    lin = np.zeros(7 * L + 5 * WL + 2, np.int64)
+    lin[:2 * L] = -1
+    lin[6 * L + 3 * WL + 2:7 * L + 3 * WL + 2] = -1
+    return lin
 
 
 def _server_cpus(server_cpu, S, K) -> np.ndarray:
