@@ -24,7 +24,8 @@ Sizes: ``W`` workers, ``S`` servers, ``NS = 4 S`` slots, ``L = 2 S`` links,
 
 Buffers (offsets in brackets):
 
-* ``dims`` (int): S, W, L, M, NS, Q (queue capacity 2 M), N;
+* ``dims`` (int): S, W, L, M, NS, Q (queue capacity 2 M), N, path (1: the scan
+  path, below), sharing (0 "ps", 1 "fcfs", 2 all-reduce);
 * ``wst`` (int, 4 W): current profiled step g [0], its first global op [W],
   step number k [2 W], ops left [3 W];
 * ``ost`` (int, 3 WM): unmet dependencies [0], enabler [WM] (local index of
@@ -40,10 +41,22 @@ Buffers (offsets in brackets):
   times, ``hi`` (int, 3 per entry) start sequence, worker, slot -- or, for a
   stalled transmission (below), ``-1 - j`` with ``j`` its local op index;
   room for X + WM entries;
-* ``lin`` (int): active workers of each link in arrival order [0, L W),
-  their count [L W + l], flow active flag [L W + L + f], direction dirty flag
-  [L W + L + W L + d]; ``lfl`` (float): flow remaining work [f], flow rate
-  [W L + f], time the direction was last brought up to date [2 W L + d];
+* ``lin`` (int, ``7 L + 5 W L + 2``): per link its active list in arrival
+  order, a doubly linked list of workers: head [0, L), tail [L, 2L), length
+  [2 L, 3 L); per flow the next worker [3 L + f] and the previous one
+  [3 L + W L + f] (-1 at the ends), the flow's active flag [3 L + 2 W L + f];
+  the directions' changed flags [3 L + 3 W L + d]; from ``h = 3 L + 3 W L + 2``
+  per link its changed flag [h + l], heap size [h + L + l], and the cached
+  next completion's start sequence [h + 2 L + l] and worker (-1: none)
+  [h + 3 L + l]; then per link a heap of W (start sequence, worker) pairs
+  [h + 4 L + 2 (l W + i)];
+* ``lfl`` (float, ``3 W L + 2 + 4 L``): per flow its work [f] (the scan path
+  and "fcfs": remaining work; the heap path: unused) and rate [W L + f] (scan
+  path); the time each direction was last brought up to date [2 W L + d]
+  (scan path); from ``v = 2 W L + 2`` per link its virtual time [v + l], the
+  time it was last brought up to date [v + L + l], the rate of every flow that
+  progresses on it [v + 2 L + l], its cached next completion time
+  [v + 3 L + l], and its heap's virtual finish tags [v + 4 L + l W + i];
 * ``nxt_t`` (float, 2) / ``nxt_i`` (int, 3 x 2): per direction, the next
   completion time and its (sequence, worker, link);
 * ``cnt`` (int): sequence numbers used, heap size, events, records, error;
@@ -88,13 +101,36 @@ window never splits the rest (the stall took the place of the window's
 second turn); the queue then holds an op at most three times per step
 (``Q = 3 M``).
 
-Transmission work is in seconds at the full bandwidth; ``lfl`` rates are
-fractions of it.  Flows are brought up to date lazily, when their direction
-changes (a worker starts or stops using a link), so an event costs
-O(flows of that direction) -- at most W per server -- instead of touching
-every running op as the papers' pseudo-code does.  Ties between events at
-the same instant go to the op started first (the stable sort of the
-pseudo-code's queue Q).
+Transmission work is in seconds at the full bandwidth; rates are fractions
+of it.  Each link (a server's downlink or uplink) keeps its active workers in
+arrival order.  Link events cost O(log W) (the heap path), except under the
+max-min NIC rule:
+
+* ``"ps"`` (each of the n active flows gets ``min(cap, 1/n)``) and all-reduce
+  (rate 1 each): the standard processor-sharing queue on a virtual clock.  The
+  link's virtual time V goes up at the rate every active flow gets; a flow
+  that starts with work c at virtual time V finishes when V reaches its tag
+  ``V + c``, so the heap of (tag, start sequence) gives the next completion,
+  ``t + (tag - V) / rate``, and a start or a completion costs O(log W)
+  without touching the other flows.  At a completion V is set to the tag; an
+  idle link's V restarts at 0.  The rounding differs from updating every
+  flow's remaining work (the scan path): results agree to about 1e-9
+  relative, and the order of events that tie in exact arithmetic is decided
+  by the rounding on either path.
+* ``"fcfs"``: only the head of the active list progresses; its remaining
+  work is updated as the scan path does (the same arithmetic, the same
+  results bit for bit), O(1) per event.
+* ``nic`` with ``"ps"`` and several servers (max-min fair rates under the
+  server links and the workers' NICs, by progressive filling) stays on the
+  scan path: every event of a direction brings all its active flows up to
+  date (``advance``), and when the direction changed its rates are
+  recomputed (``set_rates``) and its flows scanned for the next completion
+  (``next_link``): O(flows of the direction) per event.
+
+The heap path also does O(S) work per event (the links of a direction are
+compared for the earliest completion).  Ties between events at the same
+instant go to the op started first (the stable sort of the pseudo-code's
+queue Q).
 """
 
 INF = 1e300
