@@ -139,42 +139,55 @@ INF = 1e300
 def heap_push(ht, hi, n, t, s, w, sl):
     """Push (t, s) -> (w, sl) on the heap of size n; return the new size."""
     i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        tp = ht[p]
+        if tp < t or (tp == t and hi[3 * p] < s):
+            break
+        ht[i] = tp
+        hi[3 * i] = hi[3 * p]
+        hi[3 * i + 1] = hi[3 * p + 1]
+        hi[3 * i + 2] = hi[3 * p + 2]
+        i = p
     ht[i] = t
     hi[3 * i] = s
     hi[3 * i + 1] = w
     hi[3 * i + 2] = sl
-    while i > 0:
-        p = (i - 1) >> 1
-        if ht[p] < ht[i] or (ht[p] == ht[i] and hi[3 * p] < hi[3 * i]):
-            break
-        ht[i], ht[p] = ht[p], ht[i]
-        for c in range(3):
-            hi[3 * i + c], hi[3 * p + c] = hi[3 * p + c], hi[3 * i + c]
-        i = p
     return n + 1
 
 
 def heap_pop(ht, hi, n):
     """Remove the top of the heap of size n; return the new size."""
     n -= 1
-    ht[0] = ht[n]
-    for c in range(3):
-        hi[c] = hi[3 * n + c]
+    if n == 0:
+        return 0
+    t = ht[n]
+    s = hi[3 * n]
     i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= n:
-            break
+    a = 1
+    while a < n:                    # the hole sinks along the smaller children ...
         b = a + 1
-        m = a
         if b < n and (ht[b] < ht[a] or (ht[b] == ht[a] and hi[3 * b] < hi[3 * a])):
-            m = b
-        if ht[i] < ht[m] or (ht[i] == ht[m] and hi[3 * i] < hi[3 * m]):
+            a = b
+        ht[i] = ht[a]
+        hi[3 * i] = hi[3 * a]
+        hi[3 * i + 1] = hi[3 * a + 1]
+        hi[3 * i + 2] = hi[3 * a + 2]
+        i = a
+        a = 2 * i + 1
+    while i > 0:                    # ... and the last entry climbs back from the leaf
+        p = (i - 1) >> 1
+        if ht[p] < t or (ht[p] == t and hi[3 * p] < s):
             break
-        ht[i], ht[m] = ht[m], ht[i]
-        for c in range(3):
-            hi[3 * i + c], hi[3 * m + c] = hi[3 * m + c], hi[3 * i + c]
-        i = m
+        ht[i] = ht[p]
+        hi[3 * i] = hi[3 * p]
+        hi[3 * i + 1] = hi[3 * p + 1]
+        hi[3 * i + 2] = hi[3 * p + 2]
+        i = p
+    ht[i] = t
+    hi[3 * i] = s
+    hi[3 * i + 1] = hi[3 * n + 1]
+    hi[3 * i + 2] = hi[3 * n + 2]
     return n
 
 
@@ -324,12 +337,10 @@ def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
 def link_push(l, t, s, w, dims, lin, lfl):
     """Heap path: push (virtual finish tag t, start sequence s) -> worker w on link l's heap."""
     W = dims[1]
-    L = dims[2]
-    WL = W * L
-    hk = 2 * WL + 2 + 4 * L + l * W         # tags in lfl
-    hi = 7 * L + 3 * WL + 2 + 2 * l * W     # (sequence, worker) pairs in lin
-    i = lin[4 * L + 3 * WL + 2 + l]
-    lin[4 * L + 3 * WL + 2 + l] = i + 1
+    hk = dims[25] + l * W           # tags in lfl
+    hi = dims[20] + 2 * l * W       # (sequence, worker) pairs in lin
+    i = lin[dims[17] + l]
+    lin[dims[17] + l] = i + 1
     while i > 0:
         p = (i - 1) >> 1
         tp = lfl[hk + p]
@@ -347,36 +358,37 @@ def link_push(l, t, s, w, dims, lin, lfl):
 def link_pop(l, dims, lin, lfl):
     """Heap path: remove the top of link l's heap."""
     W = dims[1]
-    L = dims[2]
-    WL = W * L
-    hk = 2 * WL + 2 + 4 * L + l * W
-    hi = 7 * L + 3 * WL + 2 + 2 * l * W
-    n = lin[4 * L + 3 * WL + 2 + l] - 1
-    lin[4 * L + 3 * WL + 2 + l] = n
+    hk = dims[25] + l * W
+    hi = dims[20] + 2 * l * W
+    n = lin[dims[17] + l] - 1
+    lin[dims[17] + l] = n
     if n == 0:
         return
     t = lfl[hk + n]
     s = lin[hi + 2 * n]
-    w = lin[hi + 2 * n + 1]
     i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= n:
-            break
+    a = 1
+    while a < n:                    # as heap_pop
         b = a + 1
         if b < n and (lfl[hk + b] < lfl[hk + a]
                       or (lfl[hk + b] == lfl[hk + a] and lin[hi + 2 * b] < lin[hi + 2 * a])):
             a = b
-        ta = lfl[hk + a]
-        if t < ta or (t == ta and s < lin[hi + 2 * a]):
-            break
-        lfl[hk + i] = ta
+        lfl[hk + i] = lfl[hk + a]
         lin[hi + 2 * i] = lin[hi + 2 * a]
         lin[hi + 2 * i + 1] = lin[hi + 2 * a + 1]
         i = a
+        a = 2 * i + 1
+    while i > 0:
+        p = (i - 1) >> 1
+        if lfl[hk + p] < t or (lfl[hk + p] == t and lin[hi + 2 * p] < s):
+            break
+        lfl[hk + i] = lfl[hk + p]
+        lin[hi + 2 * i] = lin[hi + 2 * p]
+        lin[hi + 2 * i + 1] = lin[hi + 2 * p + 1]
+        i = p
     lfl[hk + i] = t
     lin[hi + 2 * i] = s
-    lin[hi + 2 * i + 1] = w
+    lin[hi + 2 * i + 1] = lin[hi + 2 * n + 1]
 
 
 def link_advance(d, now, dims, lin, lfl):
@@ -387,23 +399,23 @@ def link_advance(d, now, dims, lin, lfl):
     the rate every active flow gets.
     """
     S = dims[0]
-    W = dims[1]
     L = dims[2]
-    VV = 2 * W * L + 2
-    for i in range(S):
-        l = d * S + i
-        dt = now - lfl[VV + L + l]
+    VV = dims[21]
+    VT = dims[22]
+    VR = dims[23]
+    for l in range(d * S, d * S + S):
+        dt = now - lfl[VT + l]
         if dt > 0.0:
             if dims[8] == 1:
                 h = lin[l]
                 if h >= 0:
-                    lfl[h * L + l] -= dt * lfl[VV + 2 * L + l]
+                    lfl[h * L + l] -= dt * lfl[VR + l]
             else:
-                lfl[VV + l] += dt * lfl[VV + 2 * L + l]
-            lfl[VV + L + l] = now
+                lfl[VV + l] += dt * lfl[VR + l]
+            lfl[VT + l] = now
 
 
-def link_next(d, dims, sharing, cap, lin, lfl, qst, nxt_t, nxt_i):
+def link_next(d, dims, cap, lin, lfl, qst, nxt_t, nxt_i):
     """Heap path: rates and next completion of direction d's changed links, then the earliest.
 
     Every flow that progresses on a link has the same rate: ``min(cap, 1/n)``
@@ -411,46 +423,49 @@ def link_next(d, dims, sharing, cap, lin, lfl, qst, nxt_t, nxt_i):
     likewise), ``cap`` for the head of the active list only ("fcfs").
     """
     S = dims[0]
-    W = dims[1]
     L = dims[2]
-    NS = dims[4]
-    X = W * NS
-    WL = W * L
-    VV = 2 * WL + 2
-    LD = 3 * L + 3 * WL + 2
-    HS = 4 * L + 3 * WL + 2
+    sharing = dims[8]
+    LD = dims[16]
+    NQ = dims[18]
+    NW = dims[19]
+    VR = dims[23]
+    NT = dims[24]
     bt = INF
     bs = -1
     bw = -1
     bl = -1
-    for i in range(S):
-        l = d * S + i
+    for l in range(d * S, d * S + S):
         if lin[LD + l] != 0 or sharing == 1:    # (fcfs: as the scan path, from now)
             lin[LD + l] = 0
             h = lin[l]
-            if sharing == 1 and h >= 0:
-                lfl[VV + 2 * L + l] = cap
-                lfl[VV + 3 * L + l] = lfl[VV + L + l] + lfl[h * L + l] / cap
-                lin[5 * L + 3 * WL + 2 + l] = qst[3 * X + h * NS + (0 if d == 0 else 2) * S + i]
-                lin[6 * L + 3 * WL + 2 + l] = h
-            elif sharing != 1 and lin[HS + l] > 0:
+            if sharing == 1:
+                if h >= 0:
+                    lfl[VR + l] = cap
+                    lfl[NT + l] = lfl[dims[22] + l] + lfl[h * L + l] / cap
+                    lin[NQ + l] = qst[dims[9] * 3 + h * dims[4] + (0 if d == 0 else 2) * S
+                                      + l - d * S]
+                    lin[NW + l] = h
+                else:
+                    lin[NW + l] = -1
+            elif lin[dims[17] + l] > 0:
                 r = 1.0
                 if sharing == 0:
                     r = 1.0 / lin[2 * L + l]
                     if r > cap:
                         r = cap
-                lfl[VV + 2 * L + l] = r
-                hi = 7 * L + 3 * WL + 2 + 2 * l * W
-                lfl[VV + 3 * L + l] = lfl[VV + L + l] + (lfl[VV + 4 * L + l * W] - lfl[VV + l]) / r
-                lin[5 * L + 3 * WL + 2 + l] = lin[hi]
-                lin[6 * L + 3 * WL + 2 + l] = lin[hi + 1]
+                lfl[VR + l] = r
+                hi = dims[20] + 2 * l * dims[1]
+                lfl[NT + l] = lfl[dims[22] + l] + (lfl[dims[25] + l * dims[1]]
+                                                   - lfl[dims[21] + l]) / r
+                lin[NQ + l] = lin[hi]
+                lin[NW + l] = lin[hi + 1]
             else:
-                lfl[VV + 2 * L + l] = 0.0
-                lin[6 * L + 3 * WL + 2 + l] = -1
-        w = lin[6 * L + 3 * WL + 2 + l]
+                lfl[VR + l] = 0.0
+                lin[NW + l] = -1
+        w = lin[NW + l]
         if w >= 0:
-            t = lfl[VV + 3 * L + l]
-            s = lin[5 * L + 3 * WL + 2 + l]
+            t = lfl[NT + l]
+            s = lin[NQ + l]
             if t < bt or (t == bt and s < bs):
                 bt = t
                 bs = s
@@ -464,21 +479,21 @@ def link_next(d, dims, sharing, cap, lin, lfl, qst, nxt_t, nxt_i):
 
 def link_leave(w, l, dims, lin):
     """Take worker w out of link l's active list (Algorithm 1 line 30)."""
-    W = dims[1]
     L = dims[2]
-    WL = W * L
+    NX = dims[12]
+    PV = dims[13]
     f = w * L + l
-    p = lin[3 * L + WL + f]
-    n = lin[3 * L + f]
+    p = lin[PV + f]
+    n = lin[NX + f]
     if p >= 0:
-        lin[3 * L + p * L + l] = n
+        lin[NX + p * L + l] = n
     else:
         lin[l] = n
     if n >= 0:
-        lin[3 * L + WL + n * L + l] = p
+        lin[PV + n * L + l] = p
     else:
         lin[L + l] = p
-    lin[3 * L + 2 * WL + f] = 0
+    lin[dims[14] + f] = 0
     lin[2 * L + l] -= 1
 
 
@@ -491,13 +506,11 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     """
     S = dims[0]
     W = dims[1]
-    L = dims[2]
     M = dims[3]
     NS = dims[4]
     Q = dims[5]
-    N = dims[6]
-    WM = W * M
-    X = W * NS
+    X = dims[9]
+    WM = dims[10]
     q = w * NS + sl
     kind = sl // S
     if kind == 3 and srv[0] != 0:
@@ -525,18 +538,22 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     if kind == 1 or kind == 3:
         ost[2 * WM + o] = 1
         ofl[WM + o] = now
-        dur = op_work[wst[W + w] + j] * factors[w * N + wst[2 * W + w]]
+        dur = op_work[wst[W + w] + j] * factors[w * dims[6] + wst[2 * W + w]]
         cnt[1] = heap_push(ht, hi, cnt[1], now + dur, cnt[0], w, sl)
         return
+    L = dims[2]
     d = 0 if kind == 0 else 1
     l = d * S + sl % S
-    WL = W * L
-    VV = 2 * WL + 2
     scan = dims[7]
     if scan != 0:
         advance(d, now, dims, lin, lfl)
-    else:
+    elif dims[8] == 1:
         link_advance(d, now, dims, lin, lfl)
+    else:                           # the link's virtual time up to now
+        dt = now - lfl[dims[22] + l]
+        if dt > 0.0:
+            lfl[dims[21] + l] += dt * lfl[dims[23] + l]
+            lfl[dims[22] + l] = now
     rem = ofl[WM + o]
     c = rem
     if turn == 0 and rem > win:     # HTTP/2: the first service sends WIN (Li et al. 2020)
@@ -547,26 +564,26 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     ost[2 * WM + o] = turn + 1
     qch[q] = c
     f = w * L + l
-    if lin[3 * L + 2 * WL + f] == 0:    # w joins active[r] at the back (Algorithm 1 line 25)
+    if lin[dims[14] + f] == 0:      # w joins active[r] at the back (Algorithm 1 line 25)
         if lin[2 * L + l] == 0:     # an idle link's clock restarts at 0
-            lfl[VV + l] = 0.0
-            lfl[VV + L + l] = now
+            lfl[dims[21] + l] = 0.0
+            lfl[dims[22] + l] = now
         tail = lin[L + l]
-        lin[3 * L + f] = -1
-        lin[3 * L + WL + f] = tail
+        lin[dims[12] + f] = -1
+        lin[dims[13] + f] = tail
         if tail >= 0:
-            lin[3 * L + tail * L + l] = w
+            lin[dims[12] + tail * L + l] = w
         else:
             lin[l] = w
         lin[L + l] = w
         lin[2 * L + l] += 1
-        lin[3 * L + 2 * WL + f] = 1
+        lin[dims[14] + f] = 1
     if scan != 0 or dims[8] == 1:
         lfl[f] = c
     else:                           # finishes when the link's virtual time reaches its tag
-        link_push(l, lfl[VV + l] + c, cnt[0], w, dims, lin, lfl)
-    lin[3 * L + 3 * WL + 2 + l] = 1
-    lin[3 * L + 3 * WL + d] = 1
+        link_push(l, lfl[dims[21] + l] + c, cnt[0], w, dims, lin, lfl)
+    lin[dims[16] + l] = 1
+    lin[dims[15] + d] = 1
 
 
 def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht, hi,
@@ -631,24 +648,25 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
     N = dims[6]
     WM = W * M
     X = W * NS
-    WL = W * L
     scan = dims[7]
-    VV = 2 * WL + 2                     # the links' virtual clocks in lfl
-    DD = 3 * L + 3 * WL                 # the directions' dirty flags in lin
+    VV = dims[21]                       # the links' virtual times in lfl
+    DD = dims[15]                       # the directions' changed flags in lin
     for w in range(W):
         start_step(w, 0.0, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht,
                    hi, lin, lfl, samples, step_first, step_nops, root_ptr, root_idx, op_ndeps,
                    op_slot, step_start, srv, stall_u, tmo)
     ndone = 0
     while True:
-        for d in range(2):
-            if lin[DD + d] != 0:
-                if scan != 0:
-                    set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen)
-                    next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i)
-                else:
-                    link_next(d, dims, sharing, cap, lin, lfl, qst, nxt_t, nxt_i)
-                lin[DD + d] = 0
+        if lin[DD] != 0 or lin[DD + 1] != 0:
+            for d in range(2):
+                if lin[DD + d] != 0:
+                    if scan != 0:
+                        set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt,
+                                  frozen)
+                        next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i)
+                    else:
+                        link_next(d, dims, cap, lin, lfl, qst, nxt_t, nxt_i)
+                    lin[DD + d] = 0
         # the next event: a computation (heap top) or a transmission (per direction)
         src = -1
         bt = INF
@@ -657,12 +675,14 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
             bt = ht[0]
             bs = hi[0]
             src = 2
-        for d in range(2):
-            if nxt_i[3 * d + 1] >= 0 and (nxt_t[d] < bt or (nxt_t[d] == bt
-                                                            and nxt_i[3 * d] < bs)):
-                bt = nxt_t[d]
-                bs = nxt_i[3 * d]
-                src = d
+        if nxt_i[1] >= 0 and (nxt_t[0] < bt or (nxt_t[0] == bt and nxt_i[0] < bs)):
+            bt = nxt_t[0]
+            bs = nxt_i[0]
+            src = 0
+        if nxt_i[4] >= 0 and (nxt_t[1] < bt or (nxt_t[1] == bt and nxt_i[3] < bs)):
+            bt = nxt_t[1]
+            bs = nxt_i[3]
+            src = 1
         if src < 0:
             break
         now = bt
@@ -683,8 +703,8 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                 lfl[w * L + l] = 0.0
                 lin[DD + 2 + l] = 1
             else:                           # the top's tag is the link's virtual time now
-                lfl[VV + l] = lfl[VV + 4 * L + l * W]
-                lfl[VV + L + l] = now
+                lfl[VV + l] = lfl[dims[25] + l * W]
+                lfl[dims[22] + l] = now
                 link_pop(l, dims, lin, lfl)
                 lin[DD + 2 + l] = 1
             sl = (0 if d == 0 else 2) * S + l - d * S

@@ -760,7 +760,7 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
                   step_first=step_first.astype(i64), step_nops=step_nops.astype(i64),
                   root_ptr=root_ptr.astype(i64), root_idx=root_idx.astype(i64),
                   samples=samples.ravel(), factors=factors.ravel(),
-                  dims=np.array([S, K, L, M, NS, Q, N, scan, share_code], i64), stalls=stalls,
+                  dims=_dims(S, K, L, M, NS, Q, N, scan, share_code), stalls=stalls,
                   stall_u=np.asarray(stall_u, float))
     scalars = dict(sync=0 if mode == "async" else 1, sharing=share_code, cap=cap_frac, nic=nic,
                    win=win_work, record=1 if record else 0, tmo=tmo_code, rto=float(rto))
@@ -856,6 +856,19 @@ def _timeout_note(ignored, stalling, stalls, kind, step_first, step_nops, sample
     return f"{n_stall} of {n_msg} messages stalled"
 
 
+def _dims(S, K, L, M, NS, Q, N, scan, share_code) -> np.ndarray:
+    """The kernel's ``dims``: sizes, path and sharing, then offsets into its buffers."""
+    X, WM, WL = K * NS, K * M, K * L
+    d = [S, K, L, M, NS, Q, N, scan, share_code, X, WM, WL]
+    lin = 3 * L                           # next [3 L], prev, active, direction flags, ...
+    d += [lin, lin + WL, lin + 2 * WL, lin + 3 * WL]
+    h = lin + 3 * WL + 2                  # link flags, heap sizes, next seq, next worker, heaps
+    d += [h, h + L, h + 2 * L, h + 3 * L, h + 4 * L]
+    v = 2 * WL + 2                        # virtual time, its time, rate, next time, tags
+    d += [v, v + L, v + 2 * L, v + 3 * L, v + 4 * L]
+    return np.array(d, np.int64)
+
+
 def _link_lists(L, WL) -> np.ndarray:
     """The kernel's ``lin`` buffer: empty active lists (heads and tails -1), no next flow."""
     lin = np.zeros(7 * L + 5 * WL + 2, np.int64)
@@ -879,11 +892,11 @@ def _utilization(kind, server, work, step_first, step_nops, samples, factors, wi
     step_of = np.repeat(np.arange(n_steps), step_nops)
     per_step = np.zeros((n_steps, 4, S))
     np.add.at(per_step, (step_of, kind, server), work)
-    counts = np.zeros((samples.shape[0], n_steps))
-    weighted = np.zeros((samples.shape[0], n_steps))
-    for w in range(samples.shape[0]):
-        np.add.at(counts[w], samples[w], 1.0)
-        np.add.at(weighted[w], samples[w], factors[w])
+    K = samples.shape[0]
+    cell = (np.arange(K)[:, None] * n_steps + samples).ravel()   # (worker, profiled step)
+    counts = np.bincount(cell, minlength=K * n_steps).astype(float).reshape(K, n_steps)
+    weighted = np.bincount(cell, weights=np.asarray(factors, float).ravel(),
+                           minlength=K * n_steps).reshape(K, n_steps)
     out = {}
     for r, k in _KIND.items():
         if allreduce and r in ("downlink", "ps"):
