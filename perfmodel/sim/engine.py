@@ -130,6 +130,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import math
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -140,7 +141,7 @@ import numpy as np
 
 from .. import _validate as _v
 from ..errors import SpecError
-from . import _kernel
+from . import _kernel, _kernel_jit
 from .trace import RESOURCES, Trace
 
 __all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "SERVER_CPUS", "ENGINES", "AUTO_JITTER",
@@ -162,9 +163,9 @@ SERVER_CPUS = ("own", "fcfs")
 ENGINES = ("auto", "numba", "python")
 #: Coefficient of variation of the auto jitter (see the module notes).
 AUTO_JITTER = 0.05
-#: ``engine="auto"`` compiles the event loop (numba, a few seconds once per
-#: machine, then cached) only for runs with more than this many
-#: ``workers * steps * ops per step``; smaller runs take the CPython loop.
+#: ``engine="auto"`` takes the compiled event loop (numba) at once for runs with more
+#: than this many ``workers * steps * ops per step``; smaller runs take it once the
+#: CPython loop has cost this process more than loading it would (see :func:`simulate`).
 AUTO_NUMBA_SIZE = 30_000
 #: Second word of the seed of the timeout draws' random stream (``[seed, TIMEOUT_STREAM]``),
 #: kept apart from the stream of :func:`draws` so that timeouts leave those draws unchanged.
@@ -180,6 +181,14 @@ _SHARING_CODE = {"ps": 0, "fcfs": 1}
 # ---------------------------------------------------------------------- compiled kernel
 
 _COMPILED: dict = {}
+#: CPython seconds spent in the event loop by this process (for ``engine="auto"``).
+_SPENT = {"python": 0.0}
+#: What ``engine="auto"`` expects, measured on the 2-core reference machine: seconds to
+#: compile the event loop, to load it from numba's disk cache, and CPython seconds per
+#: ``worker * step * op``.
+_COMPILE_SECONDS = 10.0
+_LOAD_SECONDS = 1.0
+_PYTHON_SECONDS_PER_OP = 1e-5
 #: Run every case on the kernel's O(K) scan path (tests compare it with the heap path).
 _SCAN_ALWAYS = False
 
@@ -195,10 +204,37 @@ def numba_available() -> bool:
 def _numba_kernel():
     """The event loop compiled with numba (once per process; cached on disk)."""
     if "numba" not in _COMPILED:
-        from . import _kernel_jit
-
         _COMPILED["numba"] = _kernel_jit.load()
     return _COMPILED["numba"]
+
+
+def _auto_engine(size) -> str:
+    """``engine="auto"``: the engine expected to cost this process least.
+
+    The compiled loop once it is in the process, or for a run of more than
+    :data:`AUTO_NUMBA_SIZE` ``workers * steps * ops``; else once the CPython
+    time spent so far plus this run's estimate exceeds what getting the
+    compiled loop costs (loading numba's disk cache, about a second, or
+    compiling, several seconds); else CPython.  Both give the same result.
+    """
+    if not numba_available():
+        return "python"
+    if "numba" in _COMPILED or size > AUTO_NUMBA_SIZE:
+        return "numba"
+    cost = _LOAD_SECONDS if _kernel_jit.cached() else _COMPILE_SECONDS
+    spent = _SPENT["python"] + size * _PYTHON_SECONDS_PER_OP
+    return "numba" if spent > cost else "python"
+
+
+def _run_numba(kwargs) -> None:
+    """Call the compiled loop; say on stderr when numba has to compile it first."""
+    kernel = _numba_kernel()
+    if _COMPILED.get("announce", True):
+        _COMPILED["announce"] = False
+        if _kernel_jit.will_compile(kernel, kwargs):
+            print("perfmodel: compiling the simulator's event loop (once; numba caches it on "
+                  "disk) ...", file=sys.stderr, flush=True)
+    kernel(**kwargs)
 
 
 # ---------------------------------------------------------------------- trace structure
@@ -476,8 +512,11 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
     engine : {"auto", "numba", "python"}
         The compiled event loop (numba) or the same code in CPython; "auto"
         takes numba when it is installed and the run is large (more than
-        :data:`AUTO_NUMBA_SIZE` workers x steps x ops) or numba is already
-        compiled in this process.  Both give the same result.
+        :data:`AUTO_NUMBA_SIZE` workers x steps x ops), numba is already
+        loaded in this process, or the CPython loop has already cost this
+        process more than loading the compiled one would (about a second
+        from numba's disk cache, several seconds to compile it, which is
+        announced on stderr).  Both give the same result.
     server_cpu : {"own", "fcfs"}
         ``"own"``: every worker has its own update CPU on each server (``ps``
         ops never wait for each other: Share = 1 of Li et al. 2022); ``"fcfs"``:
@@ -765,19 +804,19 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
     scalars = dict(sync=0 if mode == "async" else 1, sharing=share_code, cap=cap_frac, nic=nic,
                    win=win_work, record=1 if record else 0, tmo=tmo_code, rto=float(rto))
     if engine == "auto":
-        big = K * N * M > AUTO_NUMBA_SIZE
-        engine = "numba" if (numba_available() and (big or "numba" in _COMPILED)) else "python"
+        engine = _auto_engine(K * N * M)
     if engine == "numba":
-        kernel = _numba_kernel()
-        kernel(**inputs, **scalars, **out, **buf)
+        _run_numba({**inputs, **scalars, **out, **buf})
         res = out
         cnt = buf["cnt"]
     else:
+        start = time.perf_counter()
         lists = {k: v.tolist() for k, v in {**inputs, **out, **buf}.items()}
         _kernel.run(**{k: lists[k] for k in inputs}, **scalars,
                     **{k: lists[k] for k in out}, **{k: lists[k] for k in buf})
         res = {k: np.array(lists[k], dtype=out[k].dtype) for k in out}
         cnt = np.array(lists["cnt"])
+        _SPENT["python"] += time.perf_counter() - start
     if cnt[4]:
         raise RuntimeError("simulation stalled before every worker finished its steps "
                            "(internal error; please report the trace)")
