@@ -24,7 +24,8 @@ Sizes: ``W`` workers, ``S`` servers, ``NS = 4 S`` slots, ``L = 2 S`` links,
 
 Buffers (offsets in brackets):
 
-* ``dims`` (int): S, W, L, M, NS, Q (queue capacity 2 M), N;
+* ``dims`` (int): S, W, L, M, NS, Q (queue capacity 2 M), N, path (1: the scan
+  path, below), sharing (0 "ps", 1 "fcfs", 2 all-reduce);
 * ``wst`` (int, 4 W): current profiled step g [0], its first global op [W],
   step number k [2 W], ops left [3 W];
 * ``ost`` (int, 3 WM): unmet dependencies [0], enabler [WM] (local index of
@@ -40,10 +41,22 @@ Buffers (offsets in brackets):
   times, ``hi`` (int, 3 per entry) start sequence, worker, slot -- or, for a
   stalled transmission (below), ``-1 - j`` with ``j`` its local op index;
   room for X + WM entries;
-* ``lin`` (int): active workers of each link in arrival order [0, L W),
-  their count [L W + l], flow active flag [L W + L + f], direction dirty flag
-  [L W + L + W L + d]; ``lfl`` (float): flow remaining work [f], flow rate
-  [W L + f], time the direction was last brought up to date [2 W L + d];
+* ``lin`` (int, ``7 L + 5 W L + 2``): per link its active list in arrival
+  order, a doubly linked list of workers: head [0, L), tail [L, 2L), length
+  [2 L, 3 L); per flow the next worker [3 L + f] and the previous one
+  [3 L + W L + f] (-1 at the ends), the flow's active flag [3 L + 2 W L + f];
+  the directions' changed flags [3 L + 3 W L + d]; from ``h = 3 L + 3 W L + 2``
+  per link its changed flag [h + l], heap size [h + L + l], and the cached
+  next completion's start sequence [h + 2 L + l] and worker (-1: none)
+  [h + 3 L + l]; then per link a heap of W (start sequence, worker) pairs
+  [h + 4 L + 2 (l W + i)];
+* ``lfl`` (float, ``3 W L + 2 + 4 L``): per flow its work [f] (the scan path
+  and "fcfs": remaining work; the heap path: unused) and rate [W L + f] (scan
+  path); the time each direction was last brought up to date [2 W L + d]
+  (scan path); from ``v = 2 W L + 2`` per link its virtual time [v + l], the
+  time it was last brought up to date [v + L + l], the rate of every flow that
+  progresses on it [v + 2 L + l], its cached next completion time
+  [v + 3 L + l], and its heap's virtual finish tags [v + 4 L + l W + i];
 * ``nxt_t`` (float, 2) / ``nxt_i`` (int, 3 x 2): per direction, the next
   completion time and its (sequence, worker, link);
 * ``cnt`` (int): sequence numbers used, heap size, events, records, error;
@@ -88,13 +101,36 @@ window never splits the rest (the stall took the place of the window's
 second turn); the queue then holds an op at most three times per step
 (``Q = 3 M``).
 
-Transmission work is in seconds at the full bandwidth; ``lfl`` rates are
-fractions of it.  Flows are brought up to date lazily, when their direction
-changes (a worker starts or stops using a link), so an event costs
-O(flows of that direction) -- at most W per server -- instead of touching
-every running op as the papers' pseudo-code does.  Ties between events at
-the same instant go to the op started first (the stable sort of the
-pseudo-code's queue Q).
+Transmission work is in seconds at the full bandwidth; rates are fractions
+of it.  Each link (a server's downlink or uplink) keeps its active workers in
+arrival order.  Link events cost O(log W) (the heap path), except under the
+max-min NIC rule:
+
+* ``"ps"`` (each of the n active flows gets ``min(cap, 1/n)``) and all-reduce
+  (rate 1 each): the standard processor-sharing queue on a virtual clock.  The
+  link's virtual time V goes up at the rate every active flow gets; a flow
+  that starts with work c at virtual time V finishes when V reaches its tag
+  ``V + c``, so the heap of (tag, start sequence) gives the next completion,
+  ``t + (tag - V) / rate``, and a start or a completion costs O(log W)
+  without touching the other flows.  At a completion V is set to the tag; an
+  idle link's V restarts at 0.  The rounding differs from updating every
+  flow's remaining work (the scan path): results agree to about 1e-9
+  relative, and the order of events that tie in exact arithmetic is decided
+  by the rounding on either path.
+* ``"fcfs"``: only the head of the active list progresses; its remaining
+  work is updated as the scan path does (the same arithmetic, the same
+  results bit for bit), O(1) per event.
+* ``nic`` with ``"ps"`` and several servers (max-min fair rates under the
+  server links and the workers' NICs, by progressive filling) stays on the
+  scan path: every event of a direction brings all its active flows up to
+  date (``advance``), and when the direction changed its rates are
+  recomputed (``set_rates``) and its flows scanned for the next completion
+  (``next_link``): O(flows of the direction) per event.
+
+The heap path also does O(S) work per event (the links of a direction are
+compared for the earliest completion).  Ties between events at the same
+instant go to the op started first (the stable sort of the pseudo-code's
+queue Q).
 """
 
 INF = 1e300
@@ -103,63 +139,79 @@ INF = 1e300
 def heap_push(ht, hi, n, t, s, w, sl):
     """Push (t, s) -> (w, sl) on the heap of size n; return the new size."""
     i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        tp = ht[p]
+        if tp < t or (tp == t and hi[3 * p] < s):
+            break
+        ht[i] = tp
+        hi[3 * i] = hi[3 * p]
+        hi[3 * i + 1] = hi[3 * p + 1]
+        hi[3 * i + 2] = hi[3 * p + 2]
+        i = p
     ht[i] = t
     hi[3 * i] = s
     hi[3 * i + 1] = w
     hi[3 * i + 2] = sl
-    while i > 0:
-        p = (i - 1) >> 1
-        if ht[p] < ht[i] or (ht[p] == ht[i] and hi[3 * p] < hi[3 * i]):
-            break
-        ht[i], ht[p] = ht[p], ht[i]
-        for c in range(3):
-            hi[3 * i + c], hi[3 * p + c] = hi[3 * p + c], hi[3 * i + c]
-        i = p
     return n + 1
 
 
 def heap_pop(ht, hi, n):
     """Remove the top of the heap of size n; return the new size."""
     n -= 1
-    ht[0] = ht[n]
-    for c in range(3):
-        hi[c] = hi[3 * n + c]
+    if n == 0:
+        return 0
+    t = ht[n]
+    s = hi[3 * n]
     i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= n:
-            break
+    a = 1
+    while a < n:                    # the hole sinks along the smaller children ...
         b = a + 1
-        m = a
         if b < n and (ht[b] < ht[a] or (ht[b] == ht[a] and hi[3 * b] < hi[3 * a])):
-            m = b
-        if ht[i] < ht[m] or (ht[i] == ht[m] and hi[3 * i] < hi[3 * m]):
+            a = b
+        ht[i] = ht[a]
+        hi[3 * i] = hi[3 * a]
+        hi[3 * i + 1] = hi[3 * a + 1]
+        hi[3 * i + 2] = hi[3 * a + 2]
+        i = a
+        a = 2 * i + 1
+    while i > 0:                    # ... and the last entry climbs back from the leaf
+        p = (i - 1) >> 1
+        if ht[p] < t or (ht[p] == t and hi[3 * p] < s):
             break
-        ht[i], ht[m] = ht[m], ht[i]
-        for c in range(3):
-            hi[3 * i + c], hi[3 * m + c] = hi[3 * m + c], hi[3 * i + c]
-        i = m
+        ht[i] = ht[p]
+        hi[3 * i] = hi[3 * p]
+        hi[3 * i + 1] = hi[3 * p + 1]
+        hi[3 * i + 2] = hi[3 * p + 2]
+        i = p
+    ht[i] = t
+    hi[3 * i] = s
+    hi[3 * i + 1] = hi[3 * n + 1]
+    hi[3 * i + 2] = hi[3 * n + 2]
     return n
 
 
 def advance(d, now, dims, lin, lfl):
-    """Bring every active flow of direction d up to time ``now`` at its current rate."""
+    """Scan path: bring every active flow of direction d up to ``now`` at its current rate."""
     S = dims[0]
     W = dims[1]
     L = dims[2]
-    t_at = 2 * W * L + d
+    WL = W * L
+    t_at = 2 * WL + d
     dt = now - lfl[t_at]
     if dt > 0.0:
         for i in range(S):
             l = d * S + i
-            for p in range(lin[L * W + l]):
-                f = lin[l * W + p] * L + l
-                lfl[f] -= dt * lfl[W * L + f]
+            w = lin[l]
+            while w >= 0:
+                f = w * L + l
+                lfl[f] -= dt * lfl[WL + f]
+                w = lin[3 * L + f]
         lfl[t_at] = now
 
 
 def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
-    """Bandwidth fractions of the active flows of direction d.
+    """Scan path: bandwidth fractions of the active flows of direction d.
 
     sharing 0 "ps": each of the n workers active on a server link gets 1/n
     (line 5 of Li et al. 2022's Share), at most ``cap``; 1 "fcfs": the first active
@@ -172,6 +224,7 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
     W = dims[1]
     L = dims[2]
     WL = W * L
+    NX = 3 * L
     if nic != 0 and sharing == 0 and S > 1:
         # progressive filling: resources 0..S-1 are server links, S..S+W-1 NICs
         for r in range(S + W):
@@ -180,14 +233,15 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
         n_open = 0
         for i in range(S):
             l = d * S + i
-            for p in range(lin[L * W + l]):
-                w = lin[l * W + p]
+            w = lin[l]
+            while w >= 0:
                 f = w * L + l
                 lfl[WL + f] = 0.0
                 frozen[f] = 0
                 tmp_cnt[i] += 1
                 tmp_cnt[S + w] += 1
                 n_open += 1
+                w = lin[NX + f]
         level = 0.0
         while n_open > 0:
             inc = cap - level
@@ -204,30 +258,34 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
                     tmp_rem[r] -= inc * tmp_cnt[r]
             for i in range(S):          # raise the open flows; mark those now blocked
                 l = d * S + i
-                for p in range(lin[L * W + l]):
-                    w = lin[l * W + p]
+                w = lin[l]
+                while w >= 0:
                     f = w * L + l
                     if frozen[f] == 0:
                         lfl[WL + f] += inc
                         if level >= cap * (1.0 - 1e-12) or tmp_rem[i] <= 1e-12 \
                                 or tmp_rem[S + w] <= 1e-12:
                             frozen[f] = 2
+                    w = lin[NX + f]
             for i in range(S):          # then take them out of the counts
                 l = d * S + i
-                for p in range(lin[L * W + l]):
-                    w = lin[l * W + p]
+                w = lin[l]
+                while w >= 0:
                     f = w * L + l
                     if frozen[f] == 2:
                         frozen[f] = 1
                         tmp_cnt[i] -= 1
                         tmp_cnt[S + w] -= 1
                         n_open -= 1
+                    w = lin[NX + f]
         return
     for i in range(S):
         l = d * S + i
-        n = lin[L * W + l]
-        for p in range(n):
-            f = lin[l * W + p] * L + l
+        n = lin[2 * L + l]
+        w = lin[l]
+        p = 0
+        while w >= 0:
+            f = w * L + l
             if sharing == 0:
                 r = 1.0 / n
                 if r > cap:
@@ -237,10 +295,12 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
             else:
                 r = 1.0
             lfl[WL + f] = r
+            p += 1
+            w = lin[NX + f]
 
 
 def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
-    """Earliest (time, start sequence) completion among the flows of direction d."""
+    """Scan path: earliest (time, start sequence) completion among the flows of direction d."""
     S = dims[0]
     W = dims[1]
     L = dims[2]
@@ -255,8 +315,8 @@ def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
     t_at = lfl[2 * WL + d]
     for i in range(S):
         l = d * S + i
-        for p in range(lin[L * W + l]):
-            w = lin[l * W + p]
+        w = lin[l]
+        while w >= 0:
             f = w * L + l
             r = lfl[WL + f]
             if r > 0.0:
@@ -267,10 +327,174 @@ def next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i):
                     bs = s
                     bw = w
                     bl = l
+            w = lin[3 * L + f]
     nxt_t[d] = bt
     nxt_i[3 * d] = bs
     nxt_i[3 * d + 1] = bw
     nxt_i[3 * d + 2] = bl
+
+
+def link_push(l, t, s, w, dims, lin, lfl):
+    """Heap path: push (virtual finish tag t, start sequence s) -> worker w on link l's heap."""
+    W = dims[1]
+    hk = dims[25] + l * W           # tags in lfl
+    hi = dims[20] + 2 * l * W       # (sequence, worker) pairs in lin
+    i = lin[dims[17] + l]
+    lin[dims[17] + l] = i + 1
+    while i > 0:
+        p = (i - 1) >> 1
+        tp = lfl[hk + p]
+        if tp < t or (tp == t and lin[hi + 2 * p] < s):
+            break
+        lfl[hk + i] = tp
+        lin[hi + 2 * i] = lin[hi + 2 * p]
+        lin[hi + 2 * i + 1] = lin[hi + 2 * p + 1]
+        i = p
+    lfl[hk + i] = t
+    lin[hi + 2 * i] = s
+    lin[hi + 2 * i + 1] = w
+
+
+def link_pop(l, dims, lin, lfl):
+    """Heap path: remove the top of link l's heap."""
+    W = dims[1]
+    hk = dims[25] + l * W
+    hi = dims[20] + 2 * l * W
+    n = lin[dims[17] + l] - 1
+    lin[dims[17] + l] = n
+    if n == 0:
+        return
+    t = lfl[hk + n]
+    s = lin[hi + 2 * n]
+    i = 0
+    a = 1
+    while a < n:                    # as heap_pop
+        b = a + 1
+        if b < n and (lfl[hk + b] < lfl[hk + a]
+                      or (lfl[hk + b] == lfl[hk + a] and lin[hi + 2 * b] < lin[hi + 2 * a])):
+            a = b
+        lfl[hk + i] = lfl[hk + a]
+        lin[hi + 2 * i] = lin[hi + 2 * a]
+        lin[hi + 2 * i + 1] = lin[hi + 2 * a + 1]
+        i = a
+        a = 2 * i + 1
+    while i > 0:
+        p = (i - 1) >> 1
+        if lfl[hk + p] < t or (lfl[hk + p] == t and lin[hi + 2 * p] < s):
+            break
+        lfl[hk + i] = lfl[hk + p]
+        lin[hi + 2 * i] = lin[hi + 2 * p]
+        lin[hi + 2 * i + 1] = lin[hi + 2 * p + 1]
+        i = p
+    lfl[hk + i] = t
+    lin[hi + 2 * i] = s
+    lin[hi + 2 * i + 1] = lin[hi + 2 * n + 1]
+
+
+def link_advance(d, now, dims, lin, lfl):
+    """Heap path: bring the links of direction d up to ``now``.
+
+    "fcfs": the head's remaining work goes down at its rate (the others get
+    nothing), as the scan path does; else the link's virtual time goes up at
+    the rate every active flow gets.
+    """
+    S = dims[0]
+    L = dims[2]
+    VV = dims[21]
+    VT = dims[22]
+    VR = dims[23]
+    for l in range(d * S, d * S + S):
+        dt = now - lfl[VT + l]
+        if dt > 0.0:
+            if dims[8] == 1:
+                h = lin[l]
+                if h >= 0:
+                    lfl[h * L + l] -= dt * lfl[VR + l]
+            else:
+                lfl[VV + l] += dt * lfl[VR + l]
+            lfl[VT + l] = now
+
+
+def link_next(d, dims, cap, lin, lfl, qst, nxt_t, nxt_i):
+    """Heap path: rates and next completion of direction d's changed links, then the earliest.
+
+    Every flow that progresses on a link has the same rate: ``min(cap, 1/n)``
+    with n active workers ("ps", the heap top finishes first), 1 (all-reduce,
+    likewise), ``cap`` for the head of the active list only ("fcfs").
+    """
+    S = dims[0]
+    L = dims[2]
+    sharing = dims[8]
+    LD = dims[16]
+    NQ = dims[18]
+    NW = dims[19]
+    VR = dims[23]
+    NT = dims[24]
+    bt = INF
+    bs = -1
+    bw = -1
+    bl = -1
+    for l in range(d * S, d * S + S):
+        if lin[LD + l] != 0 or sharing == 1:    # (fcfs: as the scan path, from now)
+            lin[LD + l] = 0
+            h = lin[l]
+            if sharing == 1:
+                if h >= 0:
+                    lfl[VR + l] = cap
+                    lfl[NT + l] = lfl[dims[22] + l] + lfl[h * L + l] / cap
+                    lin[NQ + l] = qst[dims[9] * 3 + h * dims[4] + (0 if d == 0 else 2) * S
+                                      + l - d * S]
+                    lin[NW + l] = h
+                else:
+                    lin[NW + l] = -1
+            elif lin[dims[17] + l] > 0:
+                r = 1.0
+                if sharing == 0:
+                    r = 1.0 / lin[2 * L + l]
+                    if r > cap:
+                        r = cap
+                lfl[VR + l] = r
+                hi = dims[20] + 2 * l * dims[1]
+                lfl[NT + l] = lfl[dims[22] + l] + (lfl[dims[25] + l * dims[1]]
+                                                   - lfl[dims[21] + l]) / r
+                lin[NQ + l] = lin[hi]
+                lin[NW + l] = lin[hi + 1]
+            else:
+                lfl[VR + l] = 0.0
+                lin[NW + l] = -1
+        w = lin[NW + l]
+        if w >= 0:
+            t = lfl[NT + l]
+            s = lin[NQ + l]
+            if t < bt or (t == bt and s < bs):
+                bt = t
+                bs = s
+                bw = w
+                bl = l
+    nxt_t[d] = bt
+    nxt_i[3 * d] = bs
+    nxt_i[3 * d + 1] = bw
+    nxt_i[3 * d + 2] = bl
+
+
+def link_leave(w, l, dims, lin):
+    """Take worker w out of link l's active list (Algorithm 1 line 30)."""
+    L = dims[2]
+    NX = dims[12]
+    PV = dims[13]
+    f = w * L + l
+    p = lin[PV + f]
+    n = lin[NX + f]
+    if p >= 0:
+        lin[NX + p * L + l] = n
+    else:
+        lin[l] = n
+    if n >= 0:
+        lin[PV + n * L + l] = p
+    else:
+        lin[L + l] = p
+    lin[dims[14] + f] = 0
+    lin[2 * L + l] -= 1
 
 
 def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
@@ -282,13 +506,11 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     """
     S = dims[0]
     W = dims[1]
-    L = dims[2]
     M = dims[3]
     NS = dims[4]
     Q = dims[5]
-    N = dims[6]
-    WM = W * M
-    X = W * NS
+    X = dims[9]
+    WM = dims[10]
     q = w * NS + sl
     kind = sl // S
     if kind == 3 and srv[0] != 0:
@@ -316,12 +538,22 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     if kind == 1 or kind == 3:
         ost[2 * WM + o] = 1
         ofl[WM + o] = now
-        dur = op_work[wst[W + w] + j] * factors[w * N + wst[2 * W + w]]
+        dur = op_work[wst[W + w] + j] * factors[w * dims[6] + wst[2 * W + w]]
         cnt[1] = heap_push(ht, hi, cnt[1], now + dur, cnt[0], w, sl)
         return
+    L = dims[2]
     d = 0 if kind == 0 else 1
     l = d * S + sl % S
-    advance(d, now, dims, lin, lfl)
+    scan = dims[7]
+    if scan != 0:
+        advance(d, now, dims, lin, lfl)
+    elif dims[8] == 1:
+        link_advance(d, now, dims, lin, lfl)
+    else:                           # the link's virtual time up to now
+        dt = now - lfl[dims[22] + l]
+        if dt > 0.0:
+            lfl[dims[21] + l] += dt * lfl[dims[23] + l]
+            lfl[dims[22] + l] = now
     rem = ofl[WM + o]
     c = rem
     if turn == 0 and rem > win:     # HTTP/2: the first service sends WIN (Li et al. 2020)
@@ -332,12 +564,26 @@ def start_op(w, sl, now, enabler, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf,
     ost[2 * WM + o] = turn + 1
     qch[q] = c
     f = w * L + l
-    lfl[f] = c
-    if lin[L * W + L + f] == 0:     # w joins active[r] (Algorithm 1 line 25)
-        lin[l * W + lin[L * W + l]] = w
-        lin[L * W + l] += 1
-        lin[L * W + L + f] = 1
-    lin[L * W + L + W * L + d] = 1
+    if lin[dims[14] + f] == 0:      # w joins active[r] at the back (Algorithm 1 line 25)
+        if lin[2 * L + l] == 0:     # an idle link's clock restarts at 0
+            lfl[dims[21] + l] = 0.0
+            lfl[dims[22] + l] = now
+        tail = lin[L + l]
+        lin[dims[12] + f] = -1
+        lin[dims[13] + f] = tail
+        if tail >= 0:
+            lin[dims[12] + tail * L + l] = w
+        else:
+            lin[l] = w
+        lin[L + l] = w
+        lin[2 * L + l] += 1
+        lin[dims[14] + f] = 1
+    if scan != 0 or dims[8] == 1:
+        lfl[f] = c
+    else:                           # finishes when the link's virtual time reaches its tag
+        link_push(l, lfl[dims[21] + l] + c, cnt[0], w, dims, lin, lfl)
+    lin[dims[16] + l] = 1
+    lin[dims[15] + d] = 1
 
 
 def start_step(w, now, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht, hi,
@@ -402,18 +648,25 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
     N = dims[6]
     WM = W * M
     X = W * NS
-    WL = W * L
+    scan = dims[7]
+    VV = dims[21]                       # the links' virtual times in lfl
+    DD = dims[15]                       # the directions' changed flags in lin
     for w in range(W):
         start_step(w, 0.0, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work, factors, ht,
                    hi, lin, lfl, samples, step_first, step_nops, root_ptr, root_idx, op_ndeps,
                    op_slot, step_start, srv, stall_u, tmo)
     ndone = 0
     while True:
-        for d in range(2):
-            if lin[L * W + L + WL + d] != 0:
-                set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen)
-                next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i)
-                lin[L * W + L + WL + d] = 0
+        if lin[DD] != 0 or lin[DD + 1] != 0:
+            for d in range(2):
+                if lin[DD + d] != 0:
+                    if scan != 0:
+                        set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt,
+                                  frozen)
+                        next_link(d, dims, lin, lfl, qst, nxt_t, nxt_i)
+                    else:
+                        link_next(d, dims, cap, lin, lfl, qst, nxt_t, nxt_i)
+                    lin[DD + d] = 0
         # the next event: a computation (heap top) or a transmission (per direction)
         src = -1
         bt = INF
@@ -422,12 +675,14 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
             bt = ht[0]
             bs = hi[0]
             src = 2
-        for d in range(2):
-            if nxt_i[3 * d + 1] >= 0 and (nxt_t[d] < bt or (nxt_t[d] == bt
-                                                            and nxt_i[3 * d] < bs)):
-                bt = nxt_t[d]
-                bs = nxt_i[3 * d]
-                src = d
+        if nxt_i[1] >= 0 and (nxt_t[0] < bt or (nxt_t[0] == bt and nxt_i[0] < bs)):
+            bt = nxt_t[0]
+            bs = nxt_i[0]
+            src = 0
+        if nxt_i[4] >= 0 and (nxt_t[1] < bt or (nxt_t[1] == bt and nxt_i[3] < bs)):
+            bt = nxt_t[1]
+            bs = nxt_i[3]
+            src = 1
         if src < 0:
             break
         now = bt
@@ -440,10 +695,20 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
             d = src
             w = nxt_i[3 * d + 1]
             l = nxt_i[3 * d + 2]
-            advance(d, now, dims, lin, lfl)
-            lfl[w * L + l] = 0.0
+            if scan != 0:
+                advance(d, now, dims, lin, lfl)
+                lfl[w * L + l] = 0.0
+            elif sharing == 1:
+                link_advance(d, now, dims, lin, lfl)
+                lfl[w * L + l] = 0.0
+                lin[DD + 2 + l] = 1
+            else:                           # the top's tag is the link's virtual time now
+                lfl[VV + l] = lfl[dims[25] + l * W]
+                lfl[dims[22] + l] = now
+                link_pop(l, dims, lin, lfl)
+                lin[DD + 2 + l] = 1
             sl = (0 if d == 0 else 2) * S + l - d * S
-            lin[L * W + L + WL + d] = 1
+            lin[DD + d] = 1
         else:
             w = hi[1]
             sl = hi[2]
@@ -526,13 +791,7 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
                 start_op(w, sl, now, j, win, dims, cnt, wst, ost, ofl, qst, qch, qbuf, op_work,
                          factors, ht, hi, lin, lfl, srv)
             elif is_link:                   # w leaves active[r] (line 30)
-                lin[L * W + L + w * L + l] = 0
-                p = 0
-                while lin[l * W + p] != w:
-                    p += 1
-                for p2 in range(p, lin[L * W + l] - 1):
-                    lin[l * W + p2] = lin[l * W + p2 + 1]
-                lin[L * W + l] -= 1
+                link_leave(w, l, dims, lin)
         if wst[3 * W + w] == 0:             # fix 2: every op of the step has finished
             k = wst[2 * W + w]
             step_end[w * N + k] = now
@@ -569,7 +828,8 @@ def run(op_slot, op_work, op_ndeps, succ_ptr, succ_idx, step_first, step_nops, r
 
 
 #: Helpers called by ``run`` (the compiled variant compiles them too).
-HELPERS = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "start_op",
-           "start_step")
+HELPERS = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "link_push",
+           "link_pop", "link_advance", "link_next", "link_leave", "start_op", "start_step")
 #: Helpers numba inlines into their callers (called once per event or more).
-INLINE = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "start_op", "start_step")
+INLINE = ("heap_push", "heap_pop", "advance", "set_rates", "next_link", "link_push", "link_pop",
+          "link_advance", "link_next", "link_leave", "start_op", "start_step")

@@ -13,8 +13,15 @@ ResNet-50 benchmark (``tests/benchmarks/bench_sim.py``):
   needs calls of at most 30 arguments);
 * ``cache=True``: the machine code is kept in ``__pycache__`` and reused by
   later processes (compiling takes several seconds).
+
+:func:`cached` tells, without importing numba, whether a cache of ``run``
+newer than its source is on disk (then loading it takes about a second, not
+several); :func:`will_compile` tells, for the arguments of a call, whether
+numba has to compile (so that the engine can say so before the wait).
 """
 
+import inspect
+import os
 from pathlib import Path
 
 from . import _kernel as _src
@@ -37,3 +44,34 @@ def load():
                                          inline=inline)(globals()[name])
         _LOADED = True
     return globals()["run"]
+
+
+def cached() -> bool:
+    """Whether numba's on-disk cache of ``run`` exists and is newer than the kernel's source.
+
+    A cheap look at the cache index (``__pycache__/_kernel.run-*.nbi`` beside
+    the source, or under ``NUMBA_CACHE_DIR``); numba itself decides on load.
+    """
+    src = Path(_src.__file__)
+    where = os.environ.get("NUMBA_CACHE_DIR")
+    pattern = "**/_kernel.run-*.nbi" if where else "_kernel.run-*.nbi"
+    root = Path(where) if where else src.parent / "__pycache__"
+    try:
+        stamp = src.stat().st_mtime
+        return any(p.stat().st_mtime >= stamp for p in root.glob(pattern))
+    except OSError:
+        return False
+
+
+def will_compile(run, kwargs) -> bool:
+    """Whether calling the compiled ``run`` with ``kwargs`` compiles it (no cached code)."""
+    import numba
+
+    if run.signatures:                      # compiled or loaded in this process already
+        return False
+    names = inspect.signature(run.py_func).parameters
+    sig = tuple(numba.typeof(kwargs[n]) for n in names)
+    try:
+        return run._cache.load_overload(sig, run.targetctx) is None
+    except Exception:                       # numba internals changed: assume the worst
+        return True

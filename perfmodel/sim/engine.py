@@ -130,6 +130,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import math
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -140,7 +141,7 @@ import numpy as np
 
 from .. import _validate as _v
 from ..errors import SpecError
-from . import _kernel
+from . import _kernel, _kernel_jit
 from .trace import RESOURCES, Trace
 
 __all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "SERVER_CPUS", "ENGINES", "AUTO_JITTER",
@@ -162,9 +163,9 @@ SERVER_CPUS = ("own", "fcfs")
 ENGINES = ("auto", "numba", "python")
 #: Coefficient of variation of the auto jitter (see the module notes).
 AUTO_JITTER = 0.05
-#: ``engine="auto"`` compiles the event loop (numba, a few seconds once per
-#: machine, then cached) only for runs with more than this many
-#: ``workers * steps * ops per step``; smaller runs take the CPython loop.
+#: ``engine="auto"`` takes the compiled event loop (numba) at once for runs with more
+#: than this many ``workers * steps * ops per step``; smaller runs take it once the
+#: CPython loop has cost this process more than loading it would (see :func:`simulate`).
 AUTO_NUMBA_SIZE = 30_000
 #: Second word of the seed of the timeout draws' random stream (``[seed, TIMEOUT_STREAM]``),
 #: kept apart from the stream of :func:`draws` so that timeouts leave those draws unchanged.
@@ -180,6 +181,16 @@ _SHARING_CODE = {"ps": 0, "fcfs": 1}
 # ---------------------------------------------------------------------- compiled kernel
 
 _COMPILED: dict = {}
+#: CPython seconds spent in the event loop by this process (for ``engine="auto"``).
+_SPENT = {"python": 0.0}
+#: What ``engine="auto"`` expects, measured on the 2-core reference machine: seconds to
+#: compile the event loop, to load it from numba's disk cache, and CPython seconds per
+#: ``worker * step * op``.
+_COMPILE_SECONDS = 10.0
+_LOAD_SECONDS = 1.0
+_PYTHON_SECONDS_PER_OP = 1e-5
+#: Run every case on the kernel's O(K) scan path (tests compare it with the heap path).
+_SCAN_ALWAYS = False
 
 
 def numba_available() -> bool:
@@ -193,10 +204,37 @@ def numba_available() -> bool:
 def _numba_kernel():
     """The event loop compiled with numba (once per process; cached on disk)."""
     if "numba" not in _COMPILED:
-        from . import _kernel_jit
-
         _COMPILED["numba"] = _kernel_jit.load()
     return _COMPILED["numba"]
+
+
+def _auto_engine(size) -> str:
+    """``engine="auto"``: the engine expected to cost this process least.
+
+    The compiled loop once it is in the process, or for a run of more than
+    :data:`AUTO_NUMBA_SIZE` ``workers * steps * ops``; else once the CPython
+    time spent so far plus this run's estimate exceeds what getting the
+    compiled loop costs (loading numba's disk cache, about a second, or
+    compiling, several seconds); else CPython.  Both give the same result.
+    """
+    if not numba_available():
+        return "python"
+    if "numba" in _COMPILED or size > AUTO_NUMBA_SIZE:
+        return "numba"
+    cost = _LOAD_SECONDS if _kernel_jit.cached() else _COMPILE_SECONDS
+    spent = _SPENT["python"] + size * _PYTHON_SECONDS_PER_OP
+    return "numba" if spent > cost else "python"
+
+
+def _run_numba(kwargs) -> None:
+    """Call the compiled loop; say on stderr when numba has to compile it first."""
+    kernel = _numba_kernel()
+    if _COMPILED.get("announce", True):
+        _COMPILED["announce"] = False
+        if _kernel_jit.will_compile(kernel, kwargs):
+            print("perfmodel: compiling the simulator's event loop (once; numba caches it on "
+                  "disk) ...", file=sys.stderr, flush=True)
+    kernel(**kwargs)
 
 
 # ---------------------------------------------------------------------- trace structure
@@ -474,8 +512,11 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
     engine : {"auto", "numba", "python"}
         The compiled event loop (numba) or the same code in CPython; "auto"
         takes numba when it is installed and the run is large (more than
-        :data:`AUTO_NUMBA_SIZE` workers x steps x ops) or numba is already
-        compiled in this process.  Both give the same result.
+        :data:`AUTO_NUMBA_SIZE` workers x steps x ops), numba is already
+        loaded in this process, or the CPython loop has already cost this
+        process more than loading the compiled one would (about a second
+        from numba's disk cache, several seconds to compile it, which is
+        announced on stderr).  Both give the same result.
     server_cpu : {"own", "fcfs"}
         ``"own"``: every worker has its own update CPU on each server (``ps``
         ops never wait for each other: Share = 1 of Li et al. 2022); ``"fcfs"``:
@@ -723,6 +764,8 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
     cap_frac = 1.0 if (cap is None or allreduce) else min(1.0, cap / b)
     win_work = _kernel.INF if (win is None or allreduce) else win / b
     nic = 1 if (server_sharing == "nic" and S > 1) else 0
+    # max-min rates over server links and NICs differ between a link's flows: scan them
+    scan = 1 if (_SCAN_ALWAYS or (nic and share_code == 0)) else 0
     NS, L = 4 * S, 2 * S
     q_tmo, rto, position = tmo
     stalling = q_tmo > 0 and not allreduce     # q = 0: draw nothing (bit-for-bit as before)
@@ -745,7 +788,7 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
                qst=qst, qch=np.zeros(X), qbuf=np.zeros(X * Q, i64),
                ht=np.zeros(X + 1 + (WM if stalling else 0)),   # + the stalled ops
                hi=np.zeros(3 * (X + 1 + (WM if stalling else 0)), i64),
-               lin=np.zeros(L * K + L + WL + 2, i64), lfl=np.zeros(2 * WL + 2),
+               lin=_link_lists(L, WL), lfl=np.zeros(3 * WL + 2 + 4 * L),
                nxt_t=np.full(2, _kernel.INF), nxt_i=np.array([0, -1, 0, 0, -1, 0], i64),
                tmp_rem=np.zeros(S + K), tmp_cnt=np.zeros(S + K, i64),
                frozen=np.zeros(WL, i64), cnt=np.zeros(5, i64),
@@ -756,24 +799,24 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
                   step_first=step_first.astype(i64), step_nops=step_nops.astype(i64),
                   root_ptr=root_ptr.astype(i64), root_idx=root_idx.astype(i64),
                   samples=samples.ravel(), factors=factors.ravel(),
-                  dims=np.array([S, K, L, M, NS, Q, N], i64), stalls=stalls,
+                  dims=_dims(S, K, L, M, NS, Q, N, scan, share_code), stalls=stalls,
                   stall_u=np.asarray(stall_u, float))
     scalars = dict(sync=0 if mode == "async" else 1, sharing=share_code, cap=cap_frac, nic=nic,
                    win=win_work, record=1 if record else 0, tmo=tmo_code, rto=float(rto))
     if engine == "auto":
-        big = K * N * M > AUTO_NUMBA_SIZE
-        engine = "numba" if (numba_available() and (big or "numba" in _COMPILED)) else "python"
+        engine = _auto_engine(K * N * M)
     if engine == "numba":
-        kernel = _numba_kernel()
-        kernel(**inputs, **scalars, **out, **buf)
+        _run_numba({**inputs, **scalars, **out, **buf})
         res = out
         cnt = buf["cnt"]
     else:
+        start = time.perf_counter()
         lists = {k: v.tolist() for k, v in {**inputs, **out, **buf}.items()}
         _kernel.run(**{k: lists[k] for k in inputs}, **scalars,
                     **{k: lists[k] for k in out}, **{k: lists[k] for k in buf})
         res = {k: np.array(lists[k], dtype=out[k].dtype) for k in out}
         cnt = np.array(lists["cnt"])
+        _SPENT["python"] += time.perf_counter() - start
     if cnt[4]:
         raise RuntimeError("simulation stalled before every worker finished its steps "
                            "(internal error; please report the trace)")
@@ -852,6 +895,27 @@ def _timeout_note(ignored, stalling, stalls, kind, step_first, step_nops, sample
     return f"{n_stall} of {n_msg} messages stalled"
 
 
+def _dims(S, K, L, M, NS, Q, N, scan, share_code) -> np.ndarray:
+    """The kernel's ``dims``: sizes, path and sharing, then offsets into its buffers."""
+    X, WM, WL = K * NS, K * M, K * L
+    d = [S, K, L, M, NS, Q, N, scan, share_code, X, WM, WL]
+    lin = 3 * L                           # next [3 L], prev, active, direction flags, ...
+    d += [lin, lin + WL, lin + 2 * WL, lin + 3 * WL]
+    h = lin + 3 * WL + 2                  # link flags, heap sizes, next seq, next worker, heaps
+    d += [h, h + L, h + 2 * L, h + 3 * L, h + 4 * L]
+    v = 2 * WL + 2                        # virtual time, its time, rate, next time, tags
+    d += [v, v + L, v + 2 * L, v + 3 * L, v + 4 * L]
+    return np.array(d, np.int64)
+
+
+def _link_lists(L, WL) -> np.ndarray:
+    """The kernel's ``lin`` buffer: empty active lists (heads and tails -1), no next flow."""
+    lin = np.zeros(7 * L + 5 * WL + 2, np.int64)
+    lin[:2 * L] = -1
+    lin[6 * L + 3 * WL + 2:7 * L + 3 * WL + 2] = -1
+    return lin
+
+
 def _server_cpus(server_cpu, S, K) -> np.ndarray:
     """The kernel's ``srv`` buffer: flag, FIFO heads, lengths, running worker (-1), rings."""
     srv = np.zeros(1 + 3 * S + S * K, np.int64)
@@ -867,11 +931,11 @@ def _utilization(kind, server, work, step_first, step_nops, samples, factors, wi
     step_of = np.repeat(np.arange(n_steps), step_nops)
     per_step = np.zeros((n_steps, 4, S))
     np.add.at(per_step, (step_of, kind, server), work)
-    counts = np.zeros((samples.shape[0], n_steps))
-    weighted = np.zeros((samples.shape[0], n_steps))
-    for w in range(samples.shape[0]):
-        np.add.at(counts[w], samples[w], 1.0)
-        np.add.at(weighted[w], samples[w], factors[w])
+    K = samples.shape[0]
+    cell = (np.arange(K)[:, None] * n_steps + samples).ravel()   # (worker, profiled step)
+    counts = np.bincount(cell, minlength=K * n_steps).astype(float).reshape(K, n_steps)
+    weighted = np.bincount(cell, weights=np.asarray(factors, float).ravel(),
+                           minlength=K * n_steps).reshape(K, n_steps)
     out = {}
     for r, k in _KIND.items():
         if allreduce and r in ("downlink", "ps"):

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import perfmodel
-from perfmodel.io import load_pipedream
+from perfmodel.pipedream import load_graph as load_pipedream
 from perfmodel.sim import Trace, numba_available, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
