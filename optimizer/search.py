@@ -13,10 +13,12 @@ candidates in blocks of arrays: one vectorized call per block instead of one
 still rank in the top ``top`` (and the ones that may be the worst), so its
 memory does not grow with the space, and asks ``estimate`` for those alone,
 so their phases, bottleneck and meta are the model's own.  The batch numbers
-only screen: every candidate within a relative ``1e-9`` of the cut (of the
-k-th key, of the scaling-efficiency bound, of the physical floor) is decided
-on its full estimate, so the answer is the one of the one-by-one loop, which
-models without ``estimate_many`` (or a batch it declines) still take.
+are ``estimate``'s own, bit for bit (the same arithmetic on arrays; the
+models' tests check it), and the search applies the same scaling-efficiency
+bound, physical floors and objective order, ties to the earlier candidate,
+so the answer is the one of the one-by-one loop, which models without
+``estimate_many`` (or a batch it declines) still take.  An entry the model
+could not price (NaN) goes through ``estimate``.
 
 Objectives
 ----------
@@ -34,7 +36,6 @@ Objectives
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -185,8 +186,6 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
 
 #: Candidates per block priced by one ``estimate_many`` call (bounds the arrays in memory).
 _BLOCK = 1 << 15
-#: Relative margin within which the batch numbers do not decide (module notes).
-_MARGIN = 1e-9
 #: Candidates evaluated one by one between two trims of the kept set.
 _FLUSH = 1024
 
@@ -260,39 +259,23 @@ def _keys(objective: str, priced: BatchEstimate, batch: ConfigBatch) -> tuple:
             np.where(good, secondary, machines).astype(float))
 
 
-def _near(values: np.ndarray, ref: float) -> np.ndarray:
-    """Within the relative margin of ``ref`` (exactly equal for infinities)."""
-    tol = _MARGIN * abs(ref) if math.isfinite(ref) else 0.0
-    with np.errstate(invalid="ignore"):
-        return (values == ref) | (np.abs(values - ref) <= tol)
-
-
 def _kept_best(p: np.ndarray, s: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
-    """Mask of the candidates that may rank among the first k (by exact keys).
-
-    Keys (p, s) are the batch's; a key within the margin of the k-th one is
-    kept whatever its secondary value, unless its primary equals the k-th's
-    exactly (then the secondary, and the order, decide as in the sort).
-    """
+    """Mask of the first k candidates in the order of the sort: (primary, secondary, index)."""
     if len(p) <= k:
         return np.ones(len(p), dtype=bool)
     rough = np.partition(p, k - 1)[k - 1]
-    pool = np.flatnonzero((p <= rough) | _near(p, rough))
-    order = np.lexsort((idx[pool], s[pool], p[pool]))
-    kth = pool[order[k - 1]]
-    pk, sk, ik = p[kth], s[kth], idx[kth]
-    tie = p == pk
-    return (p < pk) | (_near(p, pk) & ~tie) | (tie & ((s < sk) | ((s == sk) & (idx <= ik))))
+    pool = np.flatnonzero(p <= rough)
+    keep = np.zeros(len(p), dtype=bool)
+    keep[pool[np.lexsort((idx[pool], s[pool], p[pool]))[:k]]] = True
+    return keep
 
 
 def _kept_worst(p: np.ndarray, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Mask of the candidates that may be the last of the sort (the worst)."""
-    if len(p) <= 1:
-        return np.ones(len(p), dtype=bool)
-    last = np.lexsort((idx, s, p))[-1]
-    pw, sw, iw = p[last], s[last], idx[last]
-    tie = p == pw
-    return (p > pw) | (_near(p, pw) & ~tie) | (tie & ((s > sw) | ((s == sw) & (idx >= iw))))
+    """Mask of the last candidate in the order of the sort (the worst)."""
+    keep = np.zeros(len(p), dtype=bool)
+    if len(p):
+        keep[np.lexsort((idx, s, p))[-1]] = True
+    return keep
 
 
 class _State:
@@ -343,23 +326,19 @@ class _State:
 
     def block(self, offset: int, batch: ConfigBatch, given: list | None,
               priced: BatchEstimate) -> None:
-        """Screen a batch priced by ``estimate_many``; near a cut, ask ``estimate``."""
+        """Rank a batch priced by ``estimate_many``; entries it could not price (NaN or
+        infinite), ``estimate`` prices one by one."""
         step, thr = (np.asarray(a, dtype=float) for a in (priced.step_time, priced.throughput))
         with np.errstate(invalid="ignore", over="ignore"):
-            regular = np.isfinite(step) & (step >= 0) & np.isfinite(thr) & (thr >= 0)
+            unsure = ~(np.isfinite(step) & (step >= 0) & np.isfinite(thr) & (thr >= 0))
             if priced.epoch_time is not None:
-                regular &= np.isfinite(priced.epoch_time) | (thr <= 0)
-            unsure = ~regular
+                unsure |= ~(np.isfinite(priced.epoch_time) | (thr <= 0))
             efficient = np.ones(len(batch), dtype=bool)
             if self.floor > 0:
-                bound = self.floor * (batch.n_workers * batch.n_replicas)
-                efficient = ~(thr < bound)
-                unsure |= (thr * (1.0 - _MARGIN) < bound) != (thr * (1.0 + _MARGIN) < bound)
+                efficient = ~(thr < self.floor * (batch.n_workers * batch.n_replicas))
             physical = config_floors(self.workload, self.cluster, batch.n_workers,
                                      batch.n_replicas, batch.n_ps)
             low = below_floor(step, physical)
-            unsure |= efficient & (below_floor(step * (1.0 - _MARGIN), physical)
-                                   != below_floor(step * (1.0 + _MARGIN), physical))
         for i in np.flatnonzero(unsure):
             self.one(offset + int(i), given[i] if given is not None else batch.config(int(i)))
         sure = ~unsure
