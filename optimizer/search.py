@@ -86,19 +86,12 @@ def candidate_configs(machines: int, *, servers: str = "ps", max_workers_per_rep
     whole model, so the downlink is at least M/B whatever S is).  With
     ``servers="none"`` (all-reduce) S = 0.
     """
-    if machines < 1:
-        raise SpecError("machines", f"must be >= 1, got {machines!r}")
-    for n_workers in range(1, max_workers_per_replica + 1):
-        for n_replicas in range(1, machines // n_workers + 1):
-            used = n_workers * n_replicas
-            if servers == "none":
-                yield Config(n_workers=n_workers, n_replicas=n_replicas, n_ps=0,
-                             mode=mode, epoch_samples=epoch_samples)
-                continue
-            cap = min(n_replicas, machines - used) if servers_capped_by_workers else machines - used
-            for n_ps in range(1, cap + 1):
-                yield Config(n_workers=n_workers, n_replicas=n_replicas, n_ps=n_ps,
-                             mode=mode, epoch_samples=epoch_samples)
+    for batch, _ in _candidate_blocks(machines, servers=servers, epoch_samples=epoch_samples,
+                                      servers_capped_by_workers=servers_capped_by_workers,
+                                      max_workers_per_replica=max_workers_per_replica,
+                                      mode=mode):
+        for i in range(len(batch)):
+            yield batch.config(i)
 
 
 def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None = None,
@@ -193,14 +186,15 @@ _FLUSH = 1024
 def _candidate_blocks(machines: int, *, servers: str, epoch_samples: int | None,
                       servers_capped_by_workers: bool, max_workers_per_replica: int = 1,
                       mode: str = "sync") -> Iterator[tuple[ConfigBatch, None]]:
-    """:func:`candidate_configs` in its order, as ConfigBatch blocks of about ``_BLOCK``."""
+    """The configurations of :func:`candidate_configs`, in its order, as ConfigBatch
+    blocks of about ``_BLOCK``."""
     if machines < 1:
         raise SpecError("machines", f"must be >= 1, got {machines!r}")
     groups: list = []   # (n_workers, n_replicas, servers from 1 (or 0), count)
     size = 0
 
     def flush():
-        w = np.concatenate([np.full(c, g[0], dtype=np.int64) for g in groups for c in (g[3],)])
+        w = np.concatenate([np.full(g[3], g[0], dtype=np.int64) for g in groups])
         k = np.concatenate([np.full(g[3], g[1], dtype=np.int64) for g in groups])
         s = np.concatenate([np.arange(g[2], g[2] + g[3], dtype=np.int64) for g in groups])
         return ConfigBatch(w, k, s, mode=mode, epoch_samples=epoch_samples), None

@@ -14,10 +14,11 @@ where it applies, so that callers can ask instead of trying:
 A model may also answer ``estimate_many(workload, cluster, batch) ->
 BatchEstimate | None`` (optional, not part of :class:`Model`): the step
 times, throughputs and epoch times of a whole :class:`ConfigBatch` of
-configurations in one vectorized call, each equal to what ``estimate`` gives
-the configuration alone.  It returns None when it cannot price that batch
-(e.g. model parallelism, or options it only prices one by one); the caller
-then asks ``estimate`` configuration by configuration, which also reports
+configurations in one vectorized call, each equal bit for bit to what
+``estimate`` gives the configuration alone (the same arithmetic on arrays).
+It returns None when it cannot price that batch (e.g. model parallelism, or
+options it only prices one by one), and NaN for an entry it cannot price
+exactly; the caller then asks ``estimate`` for those, which also reports
 every error exactly as before.  :func:`optimizer.search.search` uses it to
 screen large grids and then asks ``estimate`` only for the few it keeps.
 
@@ -113,7 +114,8 @@ class BatchEstimate:
     Attributes
     ----------
     step_time : ndarray, s
-        :attr:`Estimate.step_time <perfmodel.result.Estimate.step_time>` of each.
+        :attr:`Estimate.step_time <perfmodel.result.Estimate.step_time>` of each;
+        NaN where the model leaves a configuration to ``estimate``.
     throughput : ndarray, samples/s
         Its throughput.
     epoch_time : ndarray or None, s
