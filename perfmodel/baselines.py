@@ -160,10 +160,10 @@ class LinAsync:
         None (price them one by one) for model parallelism, several GPUs per
         machine, or more workers than the exact bound.
         """
-        if not _q._batchable(workload, cluster, batch):
+        if not _q.async_batchable(workload, cluster, batch):
             return None
         rho_t = _q.resolved_threshold(self.rho_threshold, cluster)[0]
-        return _q._solve_populations(batch, workload, _q.link_rate(cluster), self.discipline,
+        return _q.async_solve_many(batch, workload, _q.link_rate(cluster), self.discipline,
                                      rho_t, _q.residual_fraction(self.residual),
                                      t_uplink=self.t_uplink, t_downlink=self.t_downlink)
 

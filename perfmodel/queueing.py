@@ -101,6 +101,7 @@ __all__ = [
     "DISCIPLINES", "LINK_DISCIPLINES", "METHODS", "RESIDUALS", "STATIONS", "PHASES",
     "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
     "AsyncSolution", "async_solve", "async_throughput", "async_stall_time", "AsyncMVA",
+    "async_batchable", "async_solve_many",
     "DEFAULT_RHO_THRESHOLD", "resolved_threshold",
 ]
 
@@ -1153,9 +1154,10 @@ def async_stall_time(probability, timeout, n_ps=1) -> float:
     return 2.0 * r * (1.0 - (1.0 - q) ** int(n_ps)) if q else 0.0
 
 
-def _batchable(workload, cluster, batch) -> bool:
-    """Whether an async ``estimate_many`` prices ``batch`` (identical one-GPU workers,
-    data parallel, with servers, few enough for the exact single-class recursion)."""
+def async_batchable(workload, cluster, batch) -> bool:
+    """Whether :func:`async_solve_many` prices ``batch``: specs of the right types,
+    one-GPU machines, data parallel with servers, few enough workers for the exact
+    single-class recursion that ``method="auto"`` picks."""
     return (isinstance(workload, Profile) and isinstance(cluster, Cluster)
             and isinstance(batch, ConfigBatch) and len(batch) > 0
             and cluster.gpus_per_machine == 1 and bool(np.all(batch.n_workers == 1))
@@ -1163,7 +1165,7 @@ def _batchable(workload, cluster, batch) -> bool:
             and int(batch.n_replicas.max()) + 1 <= MAX_STATES)
 
 
-def _solve_populations(batch: ConfigBatch, workload: Profile, bandwidth: float,
+def async_solve_many(batch: ConfigBatch, workload: Profile, bandwidth: float,
                        discipline: str, rho_t: float, gamma: float, t_uplink=None,
                        t_downlink=None, stall=None) -> BatchEstimate | None:
     """:func:`async_solve` (exact, one class, no overlap) of every (K, n_ps) of ``batch``.
@@ -1172,10 +1174,35 @@ def _solve_populations(batch: ConfigBatch, workload: Profile, bandwidth: float,
     through every smaller K, so one run per server count P prices every K of
     that P; the runs of all P go together as arrays (one column per P, the FCFS
     and the PS network stacked), each element the same arithmetic as the
-    scalar loop.  ``stall(P)`` is the timeout delay of a worker's cycle.  A
-    configuration whose eq. 5 utilization is within rounding of ``rho_t`` gets
-    a NaN step time (the caller then asks ``estimate``).  None when a step
-    would take no time at all (``async_solve`` names that error).
+    scalar loop.  The batch of :meth:`AsyncMVA.estimate_many` and
+    :meth:`perfmodel.baselines.LinAsync.estimate_many`.
+
+    Parameters
+    ----------
+    batch : ConfigBatch
+        K = ``n_replicas`` identical workers, P = ``n_ps`` servers, per configuration.
+    workload : Profile
+        M, T_F, T_B, T_S and the batch size of one worker.
+    bandwidth : float, bytes/s
+        Rate of one transfer alone on a link (:func:`link_rate`).
+    discipline : {"hybrid", "ps", "fcfs"}
+        As in :func:`async_solve`.
+    rho_t : float
+        rho_T of eq. 5.
+    gamma : float
+        FCFS residual fraction (:func:`residual_fraction`).
+    t_uplink, t_downlink : float or None, s
+        As in :func:`async_solve`.
+    stall : callable or None
+        ``stall(P)``: the timeout delay (s) of a worker's cycle with P servers.
+
+    Returns
+    -------
+    BatchEstimate or None
+        The step time, throughput and epoch time of each configuration; NaN
+        step time where eq. 5's utilization is within rounding of ``rho_t``
+        (``estimate`` decides those).  None when a step would take no time at
+        all (``async_solve`` names that error).
     """
     m, b, ts = float(workload.model_bytes), float(bandwidth), float(workload.t_update)
     tf, tb = float(workload.t_forward), float(workload.t_backward)
@@ -1376,9 +1403,9 @@ class AsyncMVA:
         several GPUs per machine, or more workers than the exact bound.
         """
         if self.overlap or self.method not in ("auto", "exact") or \
-                not _batchable(workload, cluster, batch):
+                not async_batchable(workload, cluster, batch):
             return None
         q, rto = cluster.timeout_probability, cluster.retransmit_timeout
-        return _solve_populations(batch, workload, link_rate(cluster), self.discipline,
+        return async_solve_many(batch, workload, link_rate(cluster), self.discipline,
                                   self.threshold(cluster)[0], residual_fraction(self.residual),
                                   stall=lambda servers: async_stall_time(q, rto, servers))
