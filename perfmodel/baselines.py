@@ -44,7 +44,7 @@ import numpy as np
 from . import _validate as _v
 from . import queueing as _q
 from .errors import SpecError
-from .interface import check_inputs
+from .interface import BatchEstimate, ConfigBatch, check_inputs
 from .result import Estimate
 from .specs import Cluster, Config, Profile
 
@@ -151,6 +151,21 @@ class LinAsync:
                 "t_downlink": self.t_downlink, "t_uplink": self.t_uplink,
                 "equation": "Lin et al. 2018 = Li et al. 2022 eqs. 1-5 without eq. 6"}
         return _q.estimate_from_solution(sol, workload, config, meta)
+
+    def estimate_many(self, workload: Profile, cluster: Cluster,
+                      batch: ConfigBatch) -> BatchEstimate | None:
+        """:meth:`estimate`'s step time, throughput and epoch time of every configuration
+        of ``batch``, one exact single-class recursion per server count, all at once.
+
+        None (price them one by one) for model parallelism, several GPUs per
+        machine, or more workers than the exact bound.
+        """
+        if not _q.async_batchable(workload, cluster, batch):
+            return None
+        rho_t = _q.resolved_threshold(self.rho_threshold, cluster)[0]
+        return _q.async_solve_many(batch, workload, _q.link_rate(cluster), self.discipline,
+                                     rho_t, _q.residual_fraction(self.residual),
+                                     t_uplink=self.t_uplink, t_downlink=self.t_downlink)
 
 
 # --------------------------------------------------------------------------

@@ -61,7 +61,7 @@ from . import _fluid
 from . import _validate as _v
 from . import collectives as _c
 from .errors import SpecError
-from .interface import check_inputs
+from .interface import BatchEstimate, ConfigBatch, check_inputs
 from .result import Estimate
 from .specs import Cluster, Config, Profile
 
@@ -886,6 +886,20 @@ def _gpu_options(cluster: Cluster) -> dict:
     return {}
 
 
+def _batchable(workload, cluster, batch: ConfigBatch, modes: tuple, min_servers: int) -> bool:
+    """Whether ``estimate_many`` prices ``batch`` (else each config goes through ``estimate``,
+    which raises what it raises for the ones it rejects)."""
+    return (isinstance(workload, Profile) and isinstance(cluster, Cluster)
+            and isinstance(batch, ConfigBatch) and batch.mode in modes
+            and bool(np.all(batch.n_workers == 1)) and bool(np.all(batch.n_ps >= min_servers)))
+
+
+def _batch_estimate(phases: dict, workload: Profile, cluster: Cluster,
+                    batch: ConfigBatch) -> BatchEstimate:
+    samples = batch.n_replicas * cluster.gpus_per_machine * workload.batch_size
+    return BatchEstimate.from_phases(phases, samples, batch.epoch_samples)
+
+
 def _estimate(phases: dict, workload: Profile, cluster: Cluster, config: Config,
               meta: dict) -> Estimate:
     samples = config.n_replicas * cluster.gpus_per_machine * workload.batch_size
@@ -966,16 +980,7 @@ class SyncCoarse:
         if config.n_ps < 1:
             raise SpecError("config.n_ps", f"SyncCoarse needs at least one parameter server, "
                                            f"got {config.n_ps}")
-        phases = sync_phases(workload.model_bytes, cluster.nic_bandwidth, workload.t_forward,
-                             workload.t_backward, workload.t_update, config.n_replicas,
-                             self.sharing, self.overlap, n_ps=config.n_ps,
-                             per_flow_cap=cluster.per_flow_cap,
-                             link_efficiency=cluster.link_efficiency,
-                             sharing_weight=cluster.sharing_weight,
-                             update_growth=cluster.update_growth,
-                             timeout_probability=cluster.timeout_probability,
-                             retransmit_timeout=cluster.retransmit_timeout,
-                             **_gpu_options(cluster))
+        phases = self._phases(workload, cluster, config.n_replicas, config.n_ps)
         meta = {"model": "SyncCoarse", "sharing": self.sharing, "overlap": self.overlap,
                 "equation": _EQUATION[(self.sharing, self.overlap)],
                 "workers": config.n_replicas, "n_ps": config.n_ps,
@@ -989,6 +994,31 @@ class SyncCoarse:
                 "compute_cv": cluster.compute_cv,
                 "gpus_per_machine": cluster.gpus_per_machine}
         return _estimate(phases, workload, cluster, config, meta)
+
+    def _phases(self, workload: Profile, cluster: Cluster, workers, n_ps) -> dict:
+        return sync_phases(workload.model_bytes, cluster.nic_bandwidth, workload.t_forward,
+                           workload.t_backward, workload.t_update, workers,
+                           self.sharing, self.overlap, n_ps=n_ps,
+                           per_flow_cap=cluster.per_flow_cap,
+                           link_efficiency=cluster.link_efficiency,
+                           sharing_weight=cluster.sharing_weight,
+                           update_growth=cluster.update_growth,
+                           timeout_probability=cluster.timeout_probability,
+                           retransmit_timeout=cluster.retransmit_timeout,
+                           **_gpu_options(cluster))
+
+    def estimate_many(self, workload: Profile, cluster: Cluster,
+                      batch: ConfigBatch) -> BatchEstimate | None:
+        """:meth:`estimate`'s step time, throughput and epoch time of every configuration
+        of ``batch``, in one broadcast call of :func:`sync_phases`.
+
+        None (price them one by one) unless every configuration is data-parallel
+        (``n_workers == 1``), synchronous and has a server.
+        """
+        if not _batchable(workload, cluster, batch, self.modes, 1):
+            return None
+        phases = self._phases(workload, cluster, batch.n_replicas, batch.n_ps)
+        return _batch_estimate(phases, workload, cluster, batch)
 
 
 @dataclass(frozen=True)
@@ -1054,11 +1084,7 @@ class AllReduceCoarse:
             ``config.n_workers > 1`` (model parallelism) or an async config.
         """
         check_inputs(workload, cluster, config, type(self).__name__)
-        phases = allreduce_phases(workload.model_bytes, cluster.nic_bandwidth,
-                                  workload.t_forward, workload.t_backward, config.n_replicas,
-                                  algorithm=self.algorithm, overlap=self.overlap,
-                                  link_efficiency=cluster.link_efficiency,
-                                  **_gpu_options(cluster))
+        phases = self._phases(workload, cluster, config.n_replicas)
         meta = {"model": "AllReduceCoarse", "algorithm": self.algorithm,
                 "overlap": self.overlap, "equation": _EQUATION[(self.algorithm, self.overlap)],
                 "workers": config.n_replicas, "link_efficiency": cluster.link_efficiency,
@@ -1066,6 +1092,26 @@ class AllReduceCoarse:
                 "compute_cv": cluster.compute_cv,
                 "gpus_per_machine": cluster.gpus_per_machine}
         return _estimate(phases, workload, cluster, config, meta)
+
+    def _phases(self, workload: Profile, cluster: Cluster, workers) -> dict:
+        return allreduce_phases(workload.model_bytes, cluster.nic_bandwidth,
+                                workload.t_forward, workload.t_backward, workers,
+                                algorithm=self.algorithm, overlap=self.overlap,
+                                link_efficiency=cluster.link_efficiency,
+                                **_gpu_options(cluster))
+
+    def estimate_many(self, workload: Profile, cluster: Cluster,
+                      batch: ConfigBatch) -> BatchEstimate | None:
+        """:meth:`estimate`'s step time, throughput and epoch time of every configuration
+        of ``batch``, in one broadcast call of :func:`allreduce_phases`.
+
+        None (price them one by one) unless every configuration is data-parallel
+        (``n_workers == 1``) and synchronous.
+        """
+        if not _batchable(workload, cluster, batch, self.modes, 0):
+            return None
+        return _batch_estimate(self._phases(workload, cluster, batch.n_replicas), workload,
+                               cluster, batch)
 
 
 @dataclass(frozen=True)
@@ -1106,3 +1152,12 @@ class LockStep:
         est = self.synchronous_model().estimate(workload, cluster, config.replace(mode="sync"))
         meta = dict(est.meta, lockstep=True, mode=config.mode)
         return dataclasses.replace(est, meta=meta)
+
+    def estimate_many(self, workload: Profile, cluster: Cluster,
+                      batch: ConfigBatch) -> BatchEstimate | None:
+        """The synchronous model's ``estimate_many`` of ``batch`` (mode set to sync), or
+        None when it has none or declines."""
+        many = getattr(self.synchronous_model(), "estimate_many", None)
+        if many is None or not isinstance(batch, ConfigBatch):
+            return None
+        return many(workload, cluster, dataclasses.replace(batch, mode="sync"))

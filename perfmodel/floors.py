@@ -30,11 +30,13 @@ checks every registered model against.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .errors import SpecError
 from .specs import Cluster, Config, Profile
 
 __all__ = ["ARCHITECTURES", "link_floor", "compute_floor", "step_floor", "config_floor",
-           "below_floor"]
+           "config_floors", "below_floor"]
 
 #: How gradients are exchanged: through parameter servers or by all-reduce.
 ARCHITECTURES = ("ps", "allreduce")
@@ -115,6 +117,27 @@ def config_floor(workload, cluster: Cluster, config: Config) -> float:
                       architecture="ps" if config.n_ps >= 1 else "allreduce")
 
 
-def below_floor(step_time: float, floor: float) -> bool:
-    """True when a step time is below a floor by more than rounding."""
+def config_floors(workload, cluster: Cluster, n_workers, n_replicas, n_ps) -> np.ndarray:
+    """:func:`config_floor` of many configurations at once (arrays that broadcast).
+
+    The same arithmetic, element by element, as :func:`config_floor` of each
+    ``Config(n_workers, n_replicas, n_ps)``: parameter servers where
+    ``n_ps >= 1``, all-reduce elsewhere, 0 where ``n_workers > 1`` or for a
+    workload that is not a :class:`Profile`.
+    """
+    w, n, k = (np.asarray(a, dtype=np.int64) for a in (n_workers, n_replicas, n_ps))
+    shape = np.broadcast_shapes(w.shape, n.shape, k.shape)
+    if not isinstance(workload, Profile):
+        return np.zeros(shape)
+    m, b = workload.model_bytes, _line_rate(cluster)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ps = m * np.maximum(1.0, n / k) / b
+        allreduce = 2.0 * (n - 1) * m / (n * b)
+    link = np.where(k >= 1, ps, allreduce)
+    return np.broadcast_to(np.where(w > 1, 0.0, np.maximum(link, compute_floor(workload))),
+                           shape)
+
+
+def below_floor(step_time, floor):
+    """True when a step time is below a floor by more than rounding (arrays broadcast)."""
     return step_time < floor * (1.0 - _SLACK)

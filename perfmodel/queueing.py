@@ -93,7 +93,7 @@ import numpy as np
 
 from . import _validate as _v
 from .errors import Infeasible, SpecError
-from .interface import check_inputs
+from .interface import BatchEstimate, ConfigBatch, check_inputs
 from .result import Estimate
 from .specs import Cluster, Config, Profile
 
@@ -101,6 +101,7 @@ __all__ = [
     "DISCIPLINES", "LINK_DISCIPLINES", "METHODS", "RESIDUALS", "STATIONS", "PHASES",
     "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
     "AsyncSolution", "async_solve", "async_throughput", "async_stall_time", "AsyncMVA",
+    "async_batchable", "async_solve_many",
     "DEFAULT_RHO_THRESHOLD", "resolved_threshold",
 ]
 
@@ -1153,6 +1154,114 @@ def async_stall_time(probability, timeout, n_ps=1) -> float:
     return 2.0 * r * (1.0 - (1.0 - q) ** int(n_ps)) if q else 0.0
 
 
+def async_batchable(workload, cluster, batch) -> bool:
+    """Whether :func:`async_solve_many` prices ``batch``: specs of the right types,
+    one-GPU machines, data parallel with servers, few enough workers for the exact
+    single-class recursion that ``method="auto"`` picks."""
+    return (isinstance(workload, Profile) and isinstance(cluster, Cluster)
+            and isinstance(batch, ConfigBatch) and len(batch) > 0
+            and cluster.gpus_per_machine == 1 and bool(np.all(batch.n_workers == 1))
+            and bool(np.all(batch.n_ps >= 1))
+            and int(batch.n_replicas.max()) + 1 <= MAX_STATES)
+
+
+def async_solve_many(batch: ConfigBatch, workload: Profile, bandwidth: float,
+                       discipline: str, rho_t: float, gamma: float, t_uplink=None,
+                       t_downlink=None, stall=None) -> BatchEstimate | None:
+    """:func:`async_solve` (exact, one class, no overlap) of every (K, n_ps) of ``batch``.
+
+    The single-class recursion of :func:`mva` over populations 1..K passes
+    through every smaller K, so one run per server count P prices every K of
+    that P; the runs of all P go together as arrays (one column per P, the FCFS
+    and the PS network stacked), each element the same arithmetic as the
+    scalar loop.  The batch of :meth:`AsyncMVA.estimate_many` and
+    :meth:`perfmodel.baselines.LinAsync.estimate_many`.
+
+    Parameters
+    ----------
+    batch : ConfigBatch
+        K = ``n_replicas`` identical workers, P = ``n_ps`` servers, per configuration.
+    workload : Profile
+        M, T_F, T_B, T_S and the batch size of one worker.
+    bandwidth : float, bytes/s
+        Rate of one transfer alone on a link (:func:`link_rate`).
+    discipline : {"hybrid", "ps", "fcfs"}
+        As in :func:`async_solve`.
+    rho_t : float
+        rho_T of eq. 5.
+    gamma : float
+        FCFS residual fraction (:func:`residual_fraction`).
+    t_uplink, t_downlink : float or None, s
+        As in :func:`async_solve`.
+    stall : callable or None
+        ``stall(P)``: the timeout delay (s) of a worker's cycle with P servers.
+
+    Returns
+    -------
+    BatchEstimate or None
+        The step time, throughput and epoch time of each configuration; NaN
+        step time where eq. 5's utilization is within rounding of ``rho_t``
+        (``estimate`` decides those).  None when a step would take no time at
+        all (``async_solve`` names that error).
+    """
+    m, b, ts = float(workload.model_bytes), float(bandwidth), float(workload.t_update)
+    tf, tb = float(workload.t_forward), float(workload.t_backward)
+    servers, col = np.unique(batch.n_ps, return_inverse=True)
+    col = col.reshape(-1)
+    p = servers.astype(np.int64)
+    s_up = m / (p * b) if t_uplink is None else float(t_uplink) / p
+    s_down = m / (p * b) if t_downlink is None else float(t_downlink) / p
+    s_server = ts / p
+    compute = tf + tb
+    delay = np.full(p.shape, compute)
+    extra = None
+    if stall is not None:
+        extra = np.array([stall(int(q)) for q in p])
+        delay = np.where(extra != 0, compute + extra, compute)
+    if not compute > 0 and not np.all((s_up > 0) | (s_down > 0) | (s_server > 0)):
+        return None
+    service = np.stack([s_up, s_server, s_down])                       # (3, P)
+    copies = p.astype(float)
+    fcfs = np.array([[True, False, True], [False, False, False]])[:, :, None]  # (2, 3, 1)
+    f_in = np.where(fcfs, 1.0, service)                                # (2, 3, P)
+    f_out = np.where(fcfs, service, 1.0)
+    corr = np.where(fcfs, gamma * service * service, 0.0)
+    k_of = batch.n_replicas
+    order = np.argsort(k_of, kind="stable")
+    bounds = np.searchsorted(k_of[order], np.arange(1, int(k_of.max()) + 2))
+    r_all = np.empty((2, 3, len(batch)))
+    x_all = np.empty((2, len(batch)))
+    g = np.zeros((2, 3, len(p)))
+    for k in range(1, int(k_of.max()) + 1):
+        r = service + f_in * g
+        cycle = delay + copies * r[:, 0]
+        cycle = cycle + copies * r[:, 1]
+        cycle = cycle + copies * r[:, 2]
+        x = k / cycle                                                   # (2, P)
+        g = x[:, None] * (f_out * r - corr)
+        here = order[bounds[k - 1]:bounds[k]]
+        if len(here):
+            r_all[:, :, here] = r[:, :, col[here]]
+            x_all[:, here] = x[:, col[here]]
+    rho = np.maximum(x_all[0] * s_up[col], x_all[0] * s_down[col])
+    use_ps = np.full(len(batch), discipline == "ps")
+    if discipline == "hybrid":
+        use_ps = rho > rho_t
+    r = np.where(use_ps, r_all[1], r_all[0])                             # (3, n)
+    q = p[col]
+    phases = {"downlink": q * r[2], "forward": tf, "backward": tb, "uplink": q * r[0],
+              "update": q * r[1]}
+    if extra is not None and np.any(extra != 0):
+        phases["timeouts"] = extra[col]
+    out = BatchEstimate.from_phases(phases, k_of * workload.batch_size, batch.epoch_samples)
+    if discipline == "hybrid":
+        unsure = np.abs(rho - rho_t) <= 1e-9 * max(abs(rho_t), 1e-300)
+        if unsure.any():
+            step = np.where(unsure, np.nan, out.step_time)
+            out = BatchEstimate(step, out.throughput, out.epoch_time)
+    return out
+
+
 @dataclass(frozen=True)
 class AsyncMVA:
     """Li et al. 2022's coarse model of Async-SGD: MVA of the Fig. 5 network (eqs. 1-6).
@@ -1282,3 +1391,21 @@ class AsyncMVA:
                 "timeout_probability": cluster.timeout_probability,
                 "retransmit_timeout": cluster.retransmit_timeout}
         return estimate_from_solution(sol, workload, config, meta)
+
+    def estimate_many(self, workload: Profile, cluster: Cluster,
+                      batch: ConfigBatch) -> BatchEstimate | None:
+        """:meth:`estimate`'s step time, throughput and epoch time of every configuration
+        of ``batch``: one single-class recursion per server count, all server counts
+        at once (the exact method ``estimate`` uses for identical workers).
+
+        None (price them one by one) with ``overlap`` (eq. 6 solves again with
+        delays that depend on K), an approximate ``method``, model parallelism,
+        several GPUs per machine, or more workers than the exact bound.
+        """
+        if self.overlap or self.method not in ("auto", "exact") or \
+                not async_batchable(workload, cluster, batch):
+            return None
+        q, rto = cluster.timeout_probability, cluster.retransmit_timeout
+        return async_solve_many(batch, workload, link_rate(cluster), self.discipline,
+                                  self.threshold(cluster)[0], residual_fraction(self.residual),
+                                  stall=lambda servers: async_stall_time(q, rto, servers))

@@ -58,7 +58,7 @@ from scipy import optimize
 
 from .. import _validate as _v
 from ..errors import Infeasible, SpecError
-from ..interface import check_inputs
+from ..interface import BatchEstimate, ConfigBatch, check_inputs
 from ..result import Estimate
 from ..specs import Cluster, Config, Profile
 from ..units import PHYSICAL_RANGE
@@ -582,6 +582,69 @@ class GST:
         meta = dict(est.meta, iterations=iters, epoch_equation="Zhang et al. 2023 eq. 9" +
                     (" with eq. 2's tail term" if self.tail else ""))
         return dataclasses.replace(est, epoch_time=epoch, meta=meta)
+
+    def estimate_many(self, workload: Profile, cluster: Cluster,
+                      batch: ConfigBatch) -> BatchEstimate | None:
+        """:meth:`estimate`'s step time, throughput and epoch time of every configuration
+        of ``batch``, the same arithmetic broadcast over N and K.
+
+        None (price them one by one) unless every configuration is data-parallel,
+        synchronous and has a server, the model has one layer bucket and a normal
+        spread (no ``distribution``), no ``interval``, and the barrier queue is stable.
+        """
+        if not (isinstance(workload, Profile) and isinstance(cluster, Cluster)
+                and isinstance(batch, ConfigBatch) and batch.mode in self.modes
+                and np.all(batch.n_workers == 1) and np.all(batch.n_ps >= 1)
+                and self.distribution is None and self.interval is None
+                and self._weights().size == 1):
+            return None
+        n, k = batch.n_replicas, batch.n_ps
+        bw = cluster.effective_bandwidth
+        base = cluster.latency if self.base_delay is None else self.base_delay
+        w = float(self._weights()[0])
+        r = self.compression_ratio
+        pn = float(packet_count(workload.model_bytes * np.array([w]) * (1.0 - r),
+                                self.packet_size)[0])
+        comm = dict(packet_size=self.packet_size, base_delay=base, alpha=self.alpha,
+                    switch_rate=self.switch_rate, hops=self.hops, units=self.units,
+                    arrival_rate=self.arrival_rate)
+        t_c = (compression_time(r, self.compression_time, self.compression_exponent)
+               if self.compression_time > 0 else 0.0)
+        share = np.maximum(1.0, n / k) if self.server_link == "shared" else 1.0
+        bc = np.asarray(communication_time(pn * share, bw, **comm), dtype=float)
+        fc = bc + w * t_c
+        ag = np.asarray(max_aggregation_time(pn, n, k, bw, self.agg_a, self.agg_b,
+                                             theta=self.theta, granularity=self.granularity,
+                                             units=self.units, packet_size=self.packet_size),
+                        dtype=float)
+        bp = workload.t_backward   # one bucket: BP is exposed whole, as in iteration()
+        up = workload.t_update
+        if cluster.update_growth != 0:
+            up = up * ((1.0 - cluster.update_growth) + cluster.update_growth * n)
+        if not all(np.all(np.isfinite(v)) for v in (fc, ag, bc, up)):
+            return None   # estimate names the unstable barrier queue
+        rest = workload.t_forward + bp + fc + ag + bc + up
+        e_io = np.maximum(0.0, self.t_io - rest) if self.io_pipeline else self.t_io
+        exposed = {"io": e_io, "fp": workload.t_forward, "bp": bp, "fc": fc, "ag": ag,
+                   "bc": bc, "up": up}
+        worker = 0
+        for name, value in exposed.items():
+            if name != "ag":
+                worker = worker + value
+        base_sigma, _ = self.spread_sigma(workload, cluster)
+        sigma = base_sigma + self.cv * worker
+        phases = dict(exposed, straggler=expected_max_normal(n, 0.0, sigma))
+        samples = n * cluster.gpus_per_machine * workload.batch_size
+        out = BatchEstimate.from_phases(phases, samples, None)
+        if batch.epoch_samples is None:
+            return out
+        step = out.step_time
+        iters = np.maximum(1, np.ceil(batch.epoch_samples / samples))
+        first = step - exposed["bc"] - exposed["up"] - exposed["io"] + self.t_io
+        epoch = first + (iters - 1) * step
+        if self.tail:
+            epoch = epoch + (exposed["bc"] + exposed["up"])
+        return dataclasses.replace(out, epoch_time=np.broadcast_to(epoch, step.shape))
 
     def _iteration_interval(self, est: Estimate, n: int, fixed: float, sigma, samples: float):
         """``est`` with the single-iteration throughput interval (class notes, eq. 8)."""

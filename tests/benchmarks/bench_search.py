@@ -1,0 +1,117 @@
+"""Benchmark: :func:`optimizer.search.search` with batch pricing against one by one (a script).
+
+Prints, in one run, for each closed-form model at ``--machines`` machines
+(default 1,024: 523,776 parameter-server configurations, 1,024 all-reduce
+ones):
+
+* ``batch``: the search as it runs, pricing blocks of candidates with the
+  model's ``estimate_many`` and keeping only the top k;
+* ``one-by-one``: the same search made to call ``estimate`` per
+  configuration (``search(..., _batch=False)``; it also keeps only the top k);
+* ``keep-all`` (with ``--keep-all``): the loop before batch pricing, which
+  estimated each configuration and kept every candidate, reproduced here;
+
+each as CPU seconds (``time.process_time``, median of ``--repeats`` runs for
+the batch path, one run for the others), peak traced memory (``tracemalloc``,
+a separate run, since tracing slows allocation) and the ratios, and checks
+that every path finds the same best configuration (and the same ranked list).
+
+Usage::
+
+    python tests/benchmarks/bench_search.py [--machines 1024] [--repeats 5] [--keep-all]
+                                            [--models sync allreduce lin async gst]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import tracemalloc
+
+from optimizer.results import Candidate
+from optimizer.search import candidate_configs, objective_value, search
+from perfmodel import zoo
+from perfmodel.baselines import LinAsync
+from perfmodel.coarse import AllReduceCoarse, SyncCoarse
+from perfmodel.gst.model import GST
+from perfmodel.queueing import AsyncMVA
+
+MODELS = {"sync": SyncCoarse(), "allreduce": AllReduceCoarse(), "lin": LinAsync(),
+          "async": AsyncMVA(), "gst": GST()}
+
+
+def keep_all(model, workload, cluster, top=5):
+    """The search loop before batch pricing: every candidate estimated and kept, then sorted
+    (no efficiency bound or floors: they refuse nothing on this profile)."""
+    servers = "ps" if model.uses_parameter_servers else "none"
+    scored = []
+    for config in candidate_configs(cluster.machines, servers=servers):
+        est = model.estimate(workload, cluster, config)
+        scored.append(Candidate(config, est, objective_value("throughput", est, config)[0]))
+    scored.sort(key=lambda c: objective_value("throughput", c.estimate, c.config))
+    return tuple(scored[:top])
+
+
+def cpu(fn, repeats: int):
+    """Median CPU seconds of ``fn()`` over ``repeats`` calls, and its last result."""
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.process_time()
+        out = fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times), out
+
+
+def peak_mib(fn) -> float:
+    """Peak memory traced while ``fn()`` runs, MiB."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2 ** 20
+    finally:
+        tracemalloc.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--machines", type=int, default=1024)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--keep-all", action="store_true",
+                        help="also time the loop that keeps every candidate (slow)")
+    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
+    args = parser.parse_args()
+    profile = zoo.profile("resnet50-pipedream")
+    cluster = zoo.cluster("aws-p3.2xlarge").replace(machines=args.machines)
+    print(f"search over {args.machines} machines, profile {profile.name}, objective throughput, "
+          "top 5; CPU s (median), peak MiB (tracemalloc)")
+    header = (f"{'model':<10} {'configs':>8} {'batch s':>8} {'MiB':>6} {'1-by-1 s':>9} "
+              f"{'MiB':>6} {'ratio':>6}")
+    if args.keep_all:
+        header += f" {'keep-all s':>10} {'MiB':>6} {'ratio':>6}"
+    print(header + "  best (replicas, servers)  same")
+    for name in args.models:
+        row = _row(name, MODELS[name], profile, cluster, args)
+        print(row, flush=True)
+
+
+def _row(name, model, profile, cluster, args) -> str:
+    """One line of the table: the paths' CPU time, peak memory, ratios and answers."""
+    fast_s, fast = cpu(lambda: search(model, profile, cluster), args.repeats)
+    fast_mib = peak_mib(lambda: search(model, profile, cluster))
+    slow_s, slow = cpu(lambda: search(model, profile, cluster, _batch=False), 1)
+    slow_mib = peak_mib(lambda: search(model, profile, cluster, _batch=False))
+    same = fast.ranked == slow.ranked
+    row = (f"{name:<10} {fast.n_evaluated:>8,} {fast_s:>8.3f} {fast_mib:>6.1f} "
+           f"{slow_s:>9.2f} {slow_mib:>6.1f} {slow_s / fast_s:>5.0f}x")
+    if args.keep_all:
+        old_s, old = cpu(lambda: keep_all(model, profile, cluster), 1)
+        old_mib = peak_mib(lambda: keep_all(model, profile, cluster))
+        same = same and old == fast.ranked
+        row += f" {old_s:>10.2f} {old_mib:>6.1f} {old_s / fast_s:>5.0f}x"
+    best = fast.best.config
+    return f"{row}  ({best.n_replicas}, {best.n_ps}){'':<14}{'yes' if same else 'NO'}"
+
+
+if __name__ == "__main__":
+    main()
