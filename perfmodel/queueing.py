@@ -129,6 +129,7 @@ _CHUNK = 1 << 18
 #: Worker types up to which ``method="auto"`` then uses Linearizer (O(T^3) per
 #: iteration), beyond which Schweitzer-Bard (O(T)).
 MAX_LINEARIZER_TYPES = 128
+_INF = math.inf
 
 
 # --------------------------------------------------------------------------
@@ -309,6 +310,52 @@ def _exact_single(z: float, s: np.ndarray, n: int, fcfs, cp, gamma):
         x = k / cycle
         g = [x * (f_out[i] * r[i] - corr[i]) for i in stations]
     return np.array([x]), np.array([r])
+
+
+def _one_class_fig5(z: float, s_link: float, s_server: float, k: int, cp: float, gamma: float,
+                    fcfs: bool):
+    """:func:`_exact_single` on the Fig. 5 network, unrolled: ``(X, T_link, T_server)``.
+
+    The uplink and downlink have the same service time, so they have the same
+    response and aggregate at every population and one of them is carried; the
+    server is PS; ``fcfs`` says whether the links are FCFS (eq. 2) or PS (eq. 1).
+    The same operations as :func:`_exact_single` in the same order (a factor
+    of 1.0 and a correction of 0.0 dropped: both exact), so the same numbers
+    to the bit, at a fraction of the cost of the generic list loop.
+    """
+    g_link = g_server = 0.0
+    r_link, r_server, x = s_link, s_server, 0.0
+    if fcfs:
+        corr = gamma * s_link * s_link
+        if cp == 1.0:
+            for n in range(1, k + 1):
+                r_link = s_link + g_link
+                r_server = s_server + s_server * g_server
+                x = n / (z + r_link + r_server + r_link)
+                g_link = x * (s_link * r_link - corr)
+                g_server = x * r_server
+        else:
+            for n in range(1, k + 1):
+                r_link = s_link + g_link
+                r_server = s_server + s_server * g_server
+                x = n / (z + cp * r_link + cp * r_server + cp * r_link)
+                g_link = x * (s_link * r_link - corr)
+                g_server = x * r_server
+    elif cp == 1.0:
+        for n in range(1, k + 1):
+            r_link = s_link + s_link * g_link
+            r_server = s_server + s_server * g_server
+            x = n / (z + r_link + r_server + r_link)
+            g_link = x * r_link
+            g_server = x * r_server
+    else:
+        for n in range(1, k + 1):
+            r_link = s_link + s_link * g_link
+            r_server = s_server + s_server * g_server
+            x = n / (z + cp * r_link + cp * r_server + cp * r_link)
+            g_link = x * r_link
+            g_server = x * r_server
+    return x, r_link, r_server
 
 
 def _levels(n: np.ndarray):
@@ -998,6 +1045,77 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
         compute_time=np.asarray(delay, dtype=float)[inverse], n_ps=p, method=used)
 
 
+def _one_class_throughput(m: float, b: float, tf: float, tb: float, ts: float, k: int,
+                          discipline: str, rho_t: float, overlap: bool, p: int,
+                          gamma: float) -> float | None:
+    """:func:`async_solve`'s throughput for K identical workers, on validated floats.
+
+    Exact MVA (what ``method="auto"`` picks for one class of up to
+    ``MAX_STATES - 1`` workers) with eqs. 5 and 6 as :func:`async_solve`
+    applies them, in the same operations.  None for a step that takes no time
+    at all: :func:`async_solve` raises the SpecError.
+    """
+    s_link = m / (p * b)
+    s_server = ts / p
+    compute = tf + tb
+    if not (compute > 0.0 or s_link > 0.0 or s_server > 0.0):
+        return None
+    cp = float(p)
+    x, r_link = _eq5_one_class(compute, s_link, s_server, k, cp, gamma, discipline, rho_t)
+    if overlap:   # eq. 6: the exposed compute, from the solution eq. 5 selected
+        fwd = tf - p * r_link
+        bwd = tb - p * r_link
+        delay = (fwd if fwd > 0.0 else 0.0) + (bwd if bwd > 0.0 else 0.0)
+        x, r_link = _eq5_one_class(delay, s_link, s_server, k, cp, gamma, discipline, rho_t)
+    return x
+
+
+def _eq5_one_class(delay, s_link, s_server, k, cp, gamma, discipline, rho_t):
+    """``(X, T_link)`` of the solution eq. 5 (or the fixed discipline) selects."""
+    if discipline != "ps":
+        x, r_link, _ = _one_class_fig5(delay, s_link, s_server, k, cp, gamma, True)
+        if discipline == "fcfs" or not x * s_link > rho_t:
+            return x, r_link
+    x, r_link, _ = _one_class_fig5(delay, s_link, s_server, k, cp, gamma, False)
+    return x, r_link
+
+
+def _throughput_scalar(m, b, tf, tb, ts, k, discipline, rho_t, overlap, p, residual, method):
+    """:func:`async_throughput` of one configuration of plain numbers, or None: the general path.
+
+    The checks of the general path as float comparisons (None when one fails:
+    the general path raises the SpecError naming the argument), then
+    :func:`_one_class_throughput`.
+    """
+    sc = _v.SCALAR_TYPES
+    if not (sc.issuperset((type(m), type(b), type(tf), type(tb), type(ts), type(k),
+                           type(rho_t), type(p)))
+            and type(discipline) is str and (overlap is True or overlap is False)
+            and type(method) is str and (method == "auto" or method == "exact")
+            and discipline in DISCIPLINES):
+        return None
+    if type(residual) is str:
+        if residual == "deterministic":
+            gamma = 0.5
+        elif residual == "exponential":
+            gamma = 0.0
+        else:
+            return None
+    elif type(residual) in sc and 0.0 <= residual < _INF:
+        gamma = (1.0 - float(residual)) / 2.0
+    else:
+        return None
+    m, b, tf, tb, ts = float(m), float(b), float(tf), float(tb), float(ts)
+    k, rho_t, p = float(k), float(rho_t), float(p)
+    inf = _INF
+    if not (0.0 <= m < inf and b > 0.0 and 0.0 <= tf < inf and 0.0 <= tb < inf
+            and 0.0 <= ts < inf and k >= 1.0 and k % 1.0 == 0.0 and k < MAX_STATES
+            and 0.0 <= rho_t <= 1.0 and p >= 1.0 and p % 1.0 == 0.0 and p < inf):
+        return None
+    return _one_class_throughput(m, b, tf, tb, ts, int(k), discipline, rho_t, overlap, int(p),
+                                 gamma)
+
+
 def _per_worker_call(t_forward, t_backward, workers) -> bool:
     """Whether t_forward/t_backward are per-worker sequences (heterogeneous workers)."""
     if np.ndim(workers) != 0 or isinstance(workers, (bool, np.bool_)):
@@ -1072,12 +1190,16 @@ def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, wo
     >>> round(async_throughput(100e6, 1.25e9, [0.1, 0.05], [0.2, 0.1], 0.01, 2), 4)
     5.0351
     """
+    x = _throughput_scalar(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                           discipline, rho_threshold, overlap, n_ps, residual, method)
+    if x is not None:
+        return x
     if _per_worker_call(t_forward, t_backward, workers):
         return async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                            discipline, rho_threshold, overlap, n_ps=n_ps, residual=residual,
                            method=method).throughput
     checked_options(discipline, 0.0, overlap, method)
-    residual_fraction(residual)
+    gamma = residual_fraction(residual)
     args = {"model_bytes": _v.checked("model_bytes", model_bytes),
             "bandwidth": _v.checked("bandwidth", bandwidth, positive=True, finite=False),
             "t_forward": _v.checked("t_forward", t_forward),
@@ -1088,23 +1210,32 @@ def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, wo
             "n_ps": _v.checked("n_ps", n_ps, minimum=1, integer=True)}
     shape = np.broadcast_shapes(*(np.shape(v) for v in args.values()))
     if shape == ():
-        return _solve_cached({}, args, discipline, overlap, residual, method)
+        return _solve_cached({}, args, discipline, overlap, residual, gamma, method)
     grids = {k: np.broadcast_to(v, shape) for k, v in args.items()}
     out = np.empty(shape)
     cache: dict = {}
     for index in np.ndindex(shape):
         out[index] = _solve_cached(cache, {k: float(v[index]) for k, v in grids.items()},
-                                   discipline, overlap, residual, method)
+                                   discipline, overlap, residual, gamma, method)
     return out
 
 
-def _solve_cached(cache: dict, a: dict, discipline, overlap, residual, method) -> float:
+def _solve_cached(cache: dict, a: dict, discipline, overlap, residual, gamma, method) -> float:
+    """One element of a validated grid: the one-class kernel when it applies, else async_solve."""
     key = tuple(float(v) for v in a.values())
     if key not in cache:
-        cache[key] = async_solve(a["model_bytes"], a["bandwidth"], a["t_forward"],
-                                 a["t_backward"], a["t_update"], int(a["workers"]), discipline,
-                                 a["rho_threshold"], overlap, n_ps=int(a["n_ps"]),
-                                 residual=residual, method=method).throughput
+        x = None
+        if method in ("auto", "exact") and a["workers"] < MAX_STATES:
+            x = _one_class_throughput(float(a["model_bytes"]), float(a["bandwidth"]),
+                                      float(a["t_forward"]), float(a["t_backward"]),
+                                      float(a["t_update"]), int(a["workers"]), discipline,
+                                      float(a["rho_threshold"]), overlap, int(a["n_ps"]), gamma)
+        if x is None:
+            x = async_solve(a["model_bytes"], a["bandwidth"], a["t_forward"], a["t_backward"],
+                            a["t_update"], int(a["workers"]), discipline, a["rho_threshold"],
+                            overlap, n_ps=int(a["n_ps"]), residual=residual,
+                            method=method).throughput
+        cache[key] = x
     return cache[key]
 
 

@@ -532,6 +532,85 @@ def test_heterogeneous_workers_sequences():
                                                              1 / sol.worker_throughput)
 
 
+# ---------------------------------------------------------------- scalar fast path
+
+scalar_kinds = st.sampled_from([float, int, np.float64, np.int64])
+
+
+def _zero_or(low, high):
+    # 0 or a number not so small that a step of it overflows the throughput
+    return st.one_of(st.just(0.0), st.floats(low, high))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_zero_or(1.0, 1e9), st.floats(1e7, 1e11), _zero_or(1e-6, 1.0), _zero_or(1e-6, 1.0),
+       _zero_or(1e-6, 0.1), st.integers(1, 60), st.sampled_from(q.DISCIPLINES),
+       st.floats(0.0, 1.0), st.booleans(), st.integers(1, 4),
+       st.one_of(st.sampled_from(q.RESIDUALS), st.floats(0.0, 3.0)),
+       st.sampled_from(["auto", "exact"]), scalar_kinds)
+def test_scalar_fast_path_equals_async_solve(m, b, tf, tb, ts, k, disc, rho_t, overlap, n_ps,
+                                             residual, method, kind):
+    # plain numbers take the unrolled one-class loop; async_solve takes the generic one
+    # (_exact_single); the same operations in the same order: equal to the bit
+    if tf + tb == 0 and m == 0 and ts == 0:
+        return   # no time at all: an error, tested below
+    k, n_ps = kind(k), kind(n_ps)
+    fast = async_throughput(m, b, tf, tb, ts, k, disc, rho_t, overlap, n_ps=n_ps,
+                            residual=residual, method=method)
+    ref = async_solve(m, b, tf, tb, ts, int(k), disc, rho_t, overlap, n_ps=int(n_ps),
+                      residual=residual, method=method).throughput
+    assert type(fast) is float
+    assert fast == ref
+
+
+def test_grid_elements_equal_async_solve():
+    # the grid path validates once, then runs the one-class loop per element
+    k = np.arange(1, 13)[:, None, None]
+    bw = np.array([B / 8, B, 8 * B])[None, :, None]
+    n_ps = np.array([1, 3])
+    for disc in q.DISCIPLINES:
+        for overlap in (False, True):
+            grid = async_throughput(M, bw, TF, TB, TS, k, disc, 0.6, overlap, n_ps=n_ps)
+            assert grid.shape == (12, 3, 2)
+            for (i, j, p), value in np.ndenumerate(grid):
+                ref = async_solve(M, float(bw[0, j, 0]), TF, TB, TS, i + 1, disc, 0.6,
+                                  overlap, n_ps=int(n_ps[p])).throughput
+                assert value == ref
+
+
+def test_fast_path_leaves_other_methods_and_sequences_alone():
+    # approximations and per-worker sequences go through async_solve as before
+    for method in ("linearizer", "schweitzer", "binary"):
+        assert async_throughput(M, B, TF, TB, TS, 6, method=method) == \
+            async_solve(M, B, TF, TB, TS, 6, method=method).throughput
+    assert async_throughput(M, B, [TF, TF / 2], TB, TS, 2) == \
+        async_solve(M, B, [TF, TF / 2], TB, TS, 2).throughput
+
+
+@pytest.mark.parametrize("field, bad", [
+    ("model_bytes", -1.0), ("model_bytes", math.inf), ("bandwidth", math.nan),
+    ("t_forward", -0.1), ("t_backward", math.inf), ("t_update", math.nan),
+    ("workers", 0), ("workers", 1.5), ("workers", math.inf), ("workers", True),
+    ("rho_threshold", 1.5), ("rho_threshold", math.nan), ("n_ps", 0.5), ("n_ps", math.inf),
+    ("residual", -0.5), ("residual", math.nan), ("residual", "pareto"),
+    ("discipline", "PS"), ("overlap", 1), ("method", "fast"),
+])
+def test_fast_path_errors_are_the_general_paths(field, bad):
+    # a bad scalar leaves the fast path: the general path raises, naming the field,
+    # with the message a 0-d array of the same value gets
+    args = dict(model_bytes=M, bandwidth=B, t_forward=TF, t_backward=TB, t_update=TS,
+                workers=3)
+    with pytest.raises(SpecError) as err:
+        async_throughput(**dict(args, **{field: bad}))
+    assert err.value.field == field
+    if isinstance(bad, float) and field != "residual":
+        with pytest.raises(SpecError) as err_array:
+            async_throughput(**dict(args, **{field: np.asarray(bad)}))
+        assert str(err.value) == str(err_array.value)
+    with pytest.raises(SpecError, match="t_forward"):
+        async_throughput(0.0, B, 0.0, 0.0, 0.0, 2)
+
+
 @pytest.mark.parametrize("kwargs,field", [
     ({"model_bytes": -1.0}, "model_bytes"), ({"bandwidth": 0.0}, "bandwidth"),
     ({"t_forward": float("nan")}, "t_forward"), ({"workers": 0}, "workers"),
