@@ -155,13 +155,34 @@ def residual_fraction(residual) -> float:
     return (1.0 - scv) / 2.0
 
 
+#: Arrays up to this size are checked element by element in Python: for a
+#: network of a few classes that is several times cheaper than numpy's
+#: reductions, whose fixed cost per call dominates.
+_SMALL = 64
+
+
+def _finite_nonnegative(a: np.ndarray) -> bool:
+    """Whether every element of ``a`` is finite and >= 0 (NaN is not)."""
+    if a.size <= _SMALL:
+        inf = _INF
+        return all(0.0 <= v < inf for v in a.ravel().tolist())
+    return bool(np.isfinite(a).all() and (a >= 0).all())
+
+
+def _whole_counts(a: np.ndarray) -> bool:
+    """Whether every element of a finite array is a whole number >= 1."""
+    if a.size <= _SMALL:
+        return all(v >= 1.0 and v % 1.0 == 0.0 for v in a.ravel().tolist())
+    return bool((a == np.round(a)).all() and (a >= 1).all())
+
+
 def _matrix(name: str, value, shape: tuple | None = None, ndim: int = 1) -> np.ndarray:
     a = _v.as_array(name, value)
     if a.ndim != ndim:
         raise SpecError(name, f"expected {ndim}-dimensional data, got shape {a.shape}")
     if shape is not None and a.shape != shape:
         raise SpecError(name, f"expected shape {shape}, got {a.shape}")
-    if not (np.isfinite(a).all() and (a >= 0).all()):
+    if not _finite_nonnegative(a):
         bad = a[~(np.isfinite(a) & (a >= 0))][0]
         raise SpecError(name, f"must be finite and >= 0, got {bad!r}")
     return a
@@ -187,7 +208,7 @@ def _check_network(delay, service, populations, disciplines, copies, residual):
         n = _matrix("populations", np.atleast_1d(_v.as_array("populations", populations)))
         if n.shape != (t_classes,):
             raise SpecError("populations", f"expected {t_classes} values, got {n.shape[0]}")
-        if not (n == np.round(n)).all() or not (n >= 1).all():
+        if not _whole_counts(n):
             raise SpecError("populations", f"must be whole numbers >= 1, got {n.tolist()!r}")
         n = n.astype(np.int64)
     if isinstance(disciplines, str):
@@ -197,17 +218,23 @@ def _check_network(delay, service, populations, disciplines, copies, residual):
         raise SpecError("disciplines", f"expected {n_stations} (one per station), "
                                        f"got {len(disciplines)}")
     for i, d in enumerate(disciplines):
-        _v.choice(f"disciplines[{i}]", d, LINK_DISCIPLINES)
+        if type(d) is not str or d not in LINK_DISCIPLINES:
+            _v.choice(f"disciplines[{i}]", d, LINK_DISCIPLINES)
     fcfs = np.array([d == "fcfs" for d in disciplines])
     if copies is None:
         cp = np.ones(n_stations)
     else:
         cp = _matrix("copies", np.atleast_1d(_v.as_array("copies", copies)), (n_stations,))
-        if not (cp == np.round(cp)).all() or not (cp >= 1).all():
+        if not _whole_counts(cp):
             raise SpecError("copies", f"must be whole numbers >= 1, got {cp.tolist()!r}")
     gamma = residual_fraction(residual)
-    cycle0 = z + (s * cp).sum(axis=1)
-    if not (cycle0 > 0).all():
+    if s.size <= _SMALL:   # every cycle has some time: a delay or a service (all >= 0)
+        busy = all(zt > 0.0 or any(v > 0.0 for v in row) for zt, row in zip(z.tolist(),
+                                                                           s.tolist()))
+    else:
+        busy = bool((z + (s * cp).sum(axis=1) > 0).all())
+    if not busy:
+        cycle0 = z + (s * cp).sum(axis=1)
         t = int(np.flatnonzero(cycle0 <= 0)[0])
         raise SpecError("service", f"class {t} has zero delay and zero service everywhere "
                                    "(its throughput would be infinite)")
@@ -294,21 +321,30 @@ def _factors(s, fcfs):
 def _exact_single(z: float, s: np.ndarray, n: int, fcfs, cp, gamma):
     """One class: a scalar loop over the populations 1..n (K + 1 states)."""
     s_l = [float(v) for v in s]
+    fcfs = [bool(f) for f in fcfs]
+    c_l = [float(v) for v in cp]
+    if (len(s_l) == 3 and s_l[0] == s_l[2] and fcfs[0] == fcfs[2] and not fcfs[1]
+            and c_l[0] == c_l[1] == c_l[2]):   # the Fig. 5 network: the unrolled loop
+        x, r_link, r_server = _one_class_fig5(z, s_l[0], s_l[1], n, c_l[0], gamma, fcfs[0])
+        return np.array([x]), np.array([[r_link, r_server, r_link]])
+    return _exact_single_loop(z, s_l, n, fcfs, c_l, gamma)
+
+
+def _exact_single_loop(z: float, s_l: list, n: int, fcfs: list, c_l: list, gamma: float):
+    """:func:`_exact_single` for any stations: lists of floats, one per station."""
     f_in = [1.0 if f else v for v, f in zip(s_l, fcfs)]
     f_out = [v if f else 1.0 for v, f in zip(s_l, fcfs)]
     corr = [gamma * v * v if f else 0.0 for v, f in zip(s_l, fcfs)]
-    c_l = [float(v) for v in cp]
-    stations = range(len(s_l))
     g = [0.0] * len(s_l)
     r = list(s_l)
     x = 0.0
     for k in range(1, n + 1):
-        r = [s_l[i] + f_in[i] * g[i] for i in stations]
+        r = [a + b * c for a, b, c in zip(s_l, f_in, g)]
         cycle = z
-        for i in stations:
-            cycle += c_l[i] * r[i]
+        for c, v in zip(c_l, r):
+            cycle += c * v
         x = k / cycle
-        g = [x * (f_out[i] * r[i] - corr[i]) for i in stations]
+        g = [x * (b * v - c) for b, v, c in zip(f_out, r, corr)]
     return np.array([x]), np.array([r])
 
 
@@ -562,13 +598,16 @@ def mva_binary(delay, service, disciplines="ps", *, copies=None, residual="deter
 def _schweitzer(z, s, n, fcfs, cp, gamma, tol, max_iter):
     f_in, f_out = _factors(s, fcfs)
     corr = gamma * np.where(fcfs, s * s, 0.0)
+    plain = not fcfs.any()        # PS everywhere: f_out * r - corr is r itself, exactly
     nf = n.astype(float)
+    per_class = nf[:, None]
     demand = s * cp
     x = nf / (z + demand.sum(axis=1))
     r = s.copy()
     for it in range(1, max_iter + 1):
-        contrib = x[:, None] * (f_out * r - corr)         # class t's share of G at full population
-        g_minus = contrib.sum(axis=0) - contrib / nf[:, None]   # G(n - e_t) ~ G(n) - G_t(n)/n_t
+        # class t's share of G at full population
+        contrib = x[:, None] * (r if plain else f_out * r - corr)
+        g_minus = contrib.sum(axis=0) - contrib / per_class   # G(n - e_t) ~ G(n) - G_t(n)/n_t
         r_new = s + f_in * g_minus
         x_new = nf / (z + r_new @ cp)
         done = np.max(np.abs(x_new - x) / x_new) < tol

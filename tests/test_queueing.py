@@ -374,6 +374,112 @@ def test_aggregated_equals_binary_recursion(net):
     assert agg.states == math.prod(p + 1 for p in pops)
 
 
+# The one-class loop and the Schweitzer-Bard iteration as they were before the
+# unrolled Fig. 5 loop and the PS shortcut: the reference the faster code must
+# equal to the bit.
+
+def _reference_exact_single(z, s, n, fcfs, cp, gamma):
+    s_l = [float(v) for v in s]
+    f_in = [1.0 if f else v for v, f in zip(s_l, fcfs)]
+    f_out = [v if f else 1.0 for v, f in zip(s_l, fcfs)]
+    corr = [gamma * v * v if f else 0.0 for v, f in zip(s_l, fcfs)]
+    c_l = [float(v) for v in cp]
+    stations = range(len(s_l))
+    g = [0.0] * len(s_l)
+    r = list(s_l)
+    x = 0.0
+    for k in range(1, n + 1):
+        r = [s_l[i] + f_in[i] * g[i] for i in stations]
+        cycle = z
+        for i in stations:
+            cycle += c_l[i] * r[i]
+        x = k / cycle
+        g = [x * (f_out[i] * r[i] - corr[i]) for i in stations]
+    return np.array([x]), np.array([r])
+
+
+def _reference_schweitzer(z, s, n, fcfs, cp, gamma, tol=1e-12, max_iter=100_000):
+    f_in, f_out = np.where(fcfs, 1.0, s), np.where(fcfs, s, 1.0)
+    corr = gamma * np.where(fcfs, s * s, 0.0)
+    nf = n.astype(float)
+    x = nf / (z + (s * cp).sum(axis=1))
+    r = s.copy()
+    for it in range(1, max_iter + 1):
+        contrib = x[:, None] * (f_out * r - corr)
+        g_minus = contrib.sum(axis=0) - contrib / nf[:, None]
+        r_new = s + f_in * g_minus
+        x_new = nf / (z + r_new @ cp)
+        done = np.max(np.abs(x_new - x) / x_new) < tol
+        x, r = x_new, r_new
+        if done:
+            return x, r, it
+    raise AssertionError("no convergence")
+
+
+@st.composite
+def one_class_networks(draw):
+    fig5 = draw(st.booleans())
+    pos = st.one_of(st.just(0.0), st.floats(1e-4, 2.0))
+    if fig5:   # uplink, PS server, downlink: equal links, equal copies (the unrolled loop)
+        link, server = draw(pos), draw(pos)
+        service = [link, server, link]
+        links = draw(st.sampled_from(["ps", "fcfs"]))
+        disc = [links, "ps", links]
+        copies = [draw(st.integers(1, 4))] * 3
+    else:
+        n_st = draw(st.integers(1, 4))
+        service = draw(st.lists(pos, min_size=n_st, max_size=n_st))
+        disc = draw(st.lists(st.sampled_from(["ps", "fcfs"]), min_size=n_st, max_size=n_st))
+        copies = draw(st.lists(st.integers(1, 3), min_size=n_st, max_size=n_st))
+    delay = draw(st.floats(1e-3, 2.0))
+    pop = draw(st.integers(1, 80))
+    residual = draw(st.sampled_from(["deterministic", "exponential", 0.3, 2.0]))
+    return delay, service, pop, disc, copies, residual
+
+
+@settings(max_examples=200, deadline=None)
+@given(one_class_networks())
+def test_one_class_mva_equals_the_reference_loop(net):
+    delay, service, pop, disc, copies, residual = net
+    res = mva([delay], [service], [pop], disc, copies=copies, residual=residual)
+    x, r = _reference_exact_single(delay, np.asarray(service, float), pop,
+                                   np.array([d == "fcfs" for d in disc]),
+                                   np.asarray(copies, float), q.residual_fraction(residual))
+    assert np.array_equal(res.throughput, x) and np.array_equal(res.response, r)
+
+
+@settings(max_examples=60, deadline=None)
+@given(networks())
+def test_schweitzer_equals_the_reference_iteration(net):
+    delay, service, pops, disc, copies, residual = net
+    res = mva_schweitzer(delay, service, pops, disc, copies=copies, residual=residual)
+    x, r, it = _reference_schweitzer(np.asarray(delay, float), np.asarray(service, float),
+                                     np.asarray(pops), np.array([d == "fcfs" for d in disc]),
+                                     np.asarray(copies, float), q.residual_fraction(residual))
+    assert np.array_equal(res.throughput, x) and np.array_equal(res.response, r)
+    assert res.states == it
+
+
+def test_small_network_checks_name_the_argument():
+    # the element-by-element checks of small networks raise as the array checks do
+    with pytest.raises(SpecError, match="service.*-1.0"):
+        mva([1.0], [[1.0, -1.0]], [2])
+    with pytest.raises(SpecError, match="delay.*nan"):
+        mva([math.nan], [[1.0]], [2])
+    with pytest.raises(SpecError, match="populations"):
+        mva([1.0], [[1.0]], [2.5])
+    with pytest.raises(SpecError, match="copies"):
+        mva([1.0], [[1.0, 1.0]], [2], copies=[1, 0])
+    with pytest.raises(SpecError, match="class 1 has zero delay"):
+        mva([1.0, 0.0], [[1.0], [0.0]], [1, 1])
+    with pytest.raises(SpecError, match=r"disciplines\[1\]"):
+        mva([1.0], [[1.0, 1.0]], [1], ["ps", "lifo"])
+    big = np.full((40, 3), 0.1)   # > 64 elements: the array checks
+    big[39, 2] = -0.5
+    with pytest.raises(SpecError, match="service.*-0.5"):
+        mva_schweitzer(np.ones(40), big, None, "ps")
+
+
 def test_methods_agree_in_async_solve():
     tf = [0.1, 0.1, 0.05, 0.05, 0.02]
     for d in ("ps", "fcfs", "hybrid"):
