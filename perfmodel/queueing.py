@@ -320,9 +320,9 @@ def _factors(s, fcfs):
 
 def _exact_single(z: float, s: np.ndarray, n: int, fcfs, cp, gamma):
     """One class: a scalar loop over the populations 1..n (K + 1 states)."""
-    s_l = [float(v) for v in s]
-    fcfs = [bool(f) for f in fcfs]
-    c_l = [float(v) for v in cp]
+    s_l = np.asarray(s, dtype=float).tolist()
+    fcfs = np.asarray(fcfs, dtype=bool).tolist()
+    c_l = np.asarray(cp, dtype=float).tolist()
     if (len(s_l) == 3 and s_l[0] == s_l[2] and fcfs[0] == fcfs[2] and not fcfs[1]
             and c_l[0] == c_l[1] == c_l[2]):   # the Fig. 5 network: the unrolled loop
         x, r_link, r_server = _one_class_fig5(z, s_l[0], s_l[1], n, c_l[0], gamma, fcfs[0])
