@@ -9,7 +9,10 @@ Prints, in one run:
    every scalar call took before) and a plain-Python reference loop, for K = 1,
    10, 100 -- aim: under 50 us for K <= 100; :func:`perfmodel.queueing.mva` of
    one class against the bare loop; :func:`perfmodel.queueing.mva_schweitzer`
-   on distinct workers against a short numpy version of the same iteration;
+   on distinct workers against a short numpy version of the same iteration.
+   Timed in short windows (about ``--calls / K`` calls) and the median over
+   many (``--scalar-repeats``), so that time slices given to other processes
+   on a shared machine land in few windows;
 1. homogeneous workers, K = 1,000: exact class-aggregated MVA (1,001 population
    vectors), timed for the network solve alone (:func:`perfmodel.queueing.mva`,
    the scalar one-class loop), for the general level-vectorized recursion
@@ -29,6 +32,7 @@ Each time is the median of ``--repeats`` runs.
 Usage::
 
     python tests/benchmarks/bench_mva.py [--repeats 7] [--max-binary 16] [--calls 200]
+                                         [--scalar-repeats 101]
 """
 
 from __future__ import annotations
@@ -91,14 +95,16 @@ def short_schweitzer(z, s, n, fcfs, gamma=0.5, tol=1e-12):
         x = x_new
 
 
-def scalar_section(r: int, calls: int) -> bool:
+def scalar_section(r: int, total_calls: int) -> bool:
     """Section 0; True when async_throughput stays under 50 us a call for K <= 100."""
     rng = np.random.default_rng(1)
     ok = True
-    print(f"one configuration at a time (median of {r} x {calls} calls, microseconds a call):")
+    print(f"one configuration at a time (microseconds a call, median of {r} windows of "
+          f"{total_calls} // K calls):")
     print(f"  {'call':<40} {'fast':>9} {'general':>9} {'plain':>9} {'general/fast':>13} "
           f"{'fast/plain':>11}")
     for k in (1, 10, 100):
+        calls = max(2, total_calls // k)
         bws = (rng.uniform(1, 100, calls) * 1e9 / 8).tolist()   # 1-100 Gbps
         fast = [q.async_throughput(M, b, 0.1, 0.2, TS, k) for b in bws]
         general = [q.async_solve(M, b, 0.1, 0.2, TS, k).throughput for b in bws]
@@ -124,8 +130,8 @@ def scalar_section(r: int, calls: int) -> bool:
         svc = np.array([[LINK, TS, LINK]])
         res = q.mva([0.3], svc, [k], disc)
         assert abs(res.total_throughput / plain_mva(0.3, LINK, TS, k, True)[0] - 1) < 1e-12
-        t_fast, _ = median_seconds(lambda k=k, svc=svc: q.mva([0.3], svc, [k], disc), r * 20)
-        t_plain, _ = median_seconds(lambda k=k: plain_mva(0.3, LINK, TS, k, True), r * 20)
+        t_fast, _ = median_seconds(lambda k=k, svc=svc: q.mva([0.3], svc, [k], disc), r)
+        t_plain, _ = median_seconds(lambda k=k: plain_mva(0.3, LINK, TS, k, True), r)
         label = f"mva, one class of K={k} (MVAResult)"
         print(f"  {label:<40} {1e6 * t_fast:9.2f} {'':>9} {1e6 * t_plain:9.2f} {'':>13} "
               f"{t_fast / t_plain:10.2f}x")
@@ -137,9 +143,9 @@ def scalar_section(r: int, calls: int) -> bool:
         assert np.allclose(res.throughput, short_schweitzer(delays, svc, ones, fcfs),
                            rtol=1e-12, atol=0)
         t_fast, _ = median_seconds(lambda d=delays, s=svc: q.mva_schweitzer(d, s, None, disc),
-                                   r * 3)
+                                   r)
         t_short, _ = median_seconds(lambda d=delays, s=svc, o=ones:
-                                    short_schweitzer(d, s, o, fcfs), r * 3)
+                                    short_schweitzer(d, s, o, fcfs), r)
         label = f"mva_schweitzer, {kk} distinct workers"
         print(f"  {label:<40} {1e6 * t_fast:9.1f} {'':>9} {1e6 * t_short:9.1f} {'':>13} "
               f"{t_fast / t_short:10.2f}x   ({res.states} iterations; plain = short numpy)")
@@ -153,13 +159,15 @@ def main(argv=None) -> int:
     parser.add_argument("--max-binary", type=int, default=16,
                         help="largest K for the {0,1}^K recursion (2^K states, memory ~ K 2^K)")
     parser.add_argument("--calls", type=int, default=200,
-                        help="scalar calls per timed repeat in section 0 (default 200)")
+                        help="section 0: a window times calls // K calls (default 200)")
+    parser.add_argument("--scalar-repeats", type=int, default=101,
+                        help="section 0: timed windows (median; default 101)")
     args = parser.parse_args(argv)
     r = args.repeats
     print(f"python {platform.python_version()}, numpy {np.__version__}, "
           f"{platform.machine()} {platform.system()}; median of {r} runs")
     print()
-    scalar_ok = scalar_section(r, args.calls)
+    scalar_ok = scalar_section(args.scalar_repeats, args.calls)
 
     # 1. homogeneous K = 1000
     k = 1000
