@@ -28,12 +28,20 @@ __all__ = [
     "nonnegative",
     # randomness
     "generator", "seed_sequence",
-    "MAX_CV",
+    "MAX_CV", "SCALAR_TYPES",
 ]
 
 #: Largest coefficient of variation of a compute time accepted anywhere: beyond
 #: it a normal or lognormal step time is meaningless and its maxima overflow.
 MAX_CV = 100.0
+
+#: Types of a plain real number: Python's float and int and numpy's real scalars
+#: (``bool`` and ``np.bool_`` are not numbers here).  A value whose type is in
+#: this set takes the scalar fast paths (a type lookup, then float comparisons);
+#: anything else goes through the array checks, which raise the SpecError.
+SCALAR_TYPES = frozenset({float, int, np.float64, np.float32, np.float16,
+                          np.int64, np.int32, np.int16, np.int8,
+                          np.uint64, np.uint32, np.uint16, np.uint8})
 
 
 # --------------------------------------------------------------------------
@@ -84,7 +92,7 @@ def checked(name: str, value, *, positive: bool = False, finite: bool = True,
     (instead of either), ``maximum`` for <= it, ``integer`` for whole numbers;
     ``finite=False`` admits ``inf``.
     """
-    if type(value) is float or type(value) is int:  # fast path for plain scalars
+    if type(value) in SCALAR_TYPES:  # fast path for plain scalars
         x = float(value)
         if _scalar_ok(x, positive, finite, integer, minimum, maximum):
             return x
@@ -123,7 +131,7 @@ def checked_cap(name: str, value) -> np.ndarray | None:
 
 def finite_real(name: str, value):
     """Finite real numbers of any sign, as a float (plain scalar) or an array."""
-    if type(value) is float or type(value) is int:
+    if type(value) in SCALAR_TYPES:
         if math.isfinite(value):
             return float(value)
     a = as_array(name, value)

@@ -206,6 +206,199 @@ def _check_gpus(gpus_per_machine, intra_bandwidth):
 
 
 # --------------------------------------------------------------------------
+# Scalar fast path
+# --------------------------------------------------------------------------
+#
+# A call with plain numbers everywhere (a search or a notebook loop evaluating
+# one configuration at a time) skips the array machinery: one pass of float
+# comparisons makes the same checks as :func:`_check_sync` and
+# :func:`_check_allreduce`, then the arithmetic of :func:`_sync_terms`,
+# :func:`_allreduce_terms` and :mod:`perfmodel._fluid` is repeated operation for
+# operation on Python floats, in the same order, so the result is the array
+# path's to the bit.  Whenever a check fails or an argument is not a plain
+# number these return None and the caller takes the array path, which raises
+# the SpecError naming the argument (one source of the messages).  A result
+# that is not finite (an overflowing M / B) also goes back to the array path,
+# whose NaN and inf propagation the float code does not copy.
+
+_SCALARS = _v.SCALAR_TYPES
+_INF = math.inf
+
+
+def _scalar_total(phases: dict):
+    """Sum of scalar phases in their order (as :func:`_total`), or None when not finite."""
+    total = None
+    for value in phases.values():
+        total = value if total is None else total + value
+    return total if total < _INF else None
+
+
+def _sync_scalar(m, b, tf, tb, ts, k, sharing, overlap, p, cap, eff, w, g, bi, growth, tq,
+                 rto, phases: bool):
+    """One parameter-server step on floats, or None: take the array path.
+
+    Returns the step time, or with ``phases`` the dict of :func:`sync_phases`.
+    """
+    if not (_SCALARS.issuperset((type(m), type(b), type(tf), type(tb), type(ts), type(k),
+                                 type(p), type(eff), type(w), type(g), type(growth), type(tq),
+                                 type(rto)))
+            and (cap is None or type(cap) in _SCALARS) and (bi is None or type(bi) in _SCALARS)
+            and type(sharing) is str and (overlap is True or overlap is False)):
+        return None
+    m, b, tf, tb, ts, k = float(m), float(b), float(tf), float(tb), float(ts), float(k)
+    p, eff, w, g = float(p), float(eff), float(w), float(g)
+    growth, tq, rto = float(growth), float(tq), float(rto)
+    inf = _INF
+    # the checks of _check_sync (x % 1.0 == 0.0: a finite whole number); float
+    # literals keep every comparison float against float, the fastest kind
+    if not (0.0 <= m < inf and b > 0.0 and 0.0 <= tf < inf and 0.0 <= tb < inf
+            and 0.0 <= ts < inf and k >= 1.0 and k % 1.0 == 0.0 and 0.0 < eff <= 1.0
+            and p >= 1.0 and p % 1.0 == 0.0 and 0.0 <= w <= 1.0 and g >= 1.0
+            and g % 1.0 == 0.0 and 0.0 <= growth <= 1.0 and 0.0 <= tq <= 1.0
+            and 0.0 < rto < inf and sharing in SHARINGS):
+        return None
+    if bi is None:
+        if g != 1:
+            return None
+    else:
+        bi = float(bi)
+        if not bi > 0:
+            return None
+    if cap is not None:
+        cap = float(cap)
+        if not cap > 0:
+            return None
+        cap = None if cap == _INF else cap
+    if eff != 1:
+        b = b * eff
+        if cap is not None:
+            cap = cap * eff
+    one = p == 1                       # n_ps=None in the kernels: one server
+    # _fluid.shared_time and _fluid.solo_time
+    if one:
+        shared = k * (m / b)
+    else:
+        shared = k * (m / (p * b))
+        if not shared >= m / b:
+            shared = m / b
+    solo = m / b
+    if cap is not None:
+        capped = m / cap if one else m / (p * cap)
+        if not shared >= capped:
+            shared = capped
+        if not solo >= capped:
+            solo = capped
+    down = shared
+    if sharing == "ps":
+        up = shared
+    elif sharing == "fcfs":
+        up = solo
+    else:
+        up = w * shared + (1.0 - w) * solo
+    update = ts if growth == 0 else ts * ((1.0 - growth) + growth * k)
+    if not one:
+        update = update / p
+    if tq == 0:
+        stall = None
+    else:   # timeout_stall on floats
+        a = shared - solo
+        exposed = rto - a / 2.0 if a <= rto else rto * rto / (2.0 * (a if a >= rto else rto))
+        stall = 2.0 * ((1.0 - (1.0 - tq) ** (k if one else k * p)) * exposed)
+    if bi is None:
+        if overlap:   # _overlapped: the longer of each pair is charged, the other is 0 s
+            if down > tf:
+                tf = 0.0
+            else:
+                down = 0.0
+            if up > tb:
+                tb = 0.0
+            else:
+                up = 0.0
+        if not phases:
+            total = down + tf + tb + up + update
+            if stall is not None:
+                total = total + stall
+            return total if total < _INF else None
+        out = {"downlink": down, "forward": tf, "backward": tb, "uplink": up, "update": update}
+    else:
+        bcast = m / bi if g > 1 else 0.0
+        reduce = (2.0 * (g - 1.0) / g) * (m / bi)
+        if overlap:
+            if down + bcast > tf:
+                tf = 0.0
+            else:
+                down = bcast = 0.0
+            if reduce + up > tb:
+                tb = 0.0
+            else:
+                reduce = up = 0.0
+        out = {"downlink": down, "intra_broadcast": bcast, "forward": tf, "backward": tb,
+               "intra_reduce": reduce, "uplink": up, "update": update}
+    if stall is not None:
+        out["timeouts"] = stall
+    total = _scalar_total(out)
+    if total is None:
+        return None
+    return out if phases else total
+
+
+def _allreduce_scalar(m, b, tf, tb, k, algorithm, overlap, eff, g, bi, phases: bool):
+    """One all-reduce step on floats, or None: take the array path.
+
+    Returns the step time, or with ``phases`` the dict of :func:`allreduce_phases`.
+    """
+    if not (_SCALARS.issuperset((type(m), type(b), type(tf), type(tb), type(k), type(eff),
+                                 type(g)))
+            and (bi is None or type(bi) in _SCALARS)
+            and type(algorithm) is str and (overlap is True or overlap is False)):
+        return None
+    m, b, tf, tb, k, eff, g = float(m), float(b), float(tf), float(tb), float(k), float(eff), \
+        float(g)
+    inf = _INF
+    if not (0.0 <= m < inf and b > 0.0 and 0.0 <= tf < inf and 0.0 <= tb < inf
+            and k >= 1.0 and k % 1.0 == 0.0 and 0.0 < eff <= 1.0 and g >= 1.0
+            and g % 1.0 == 0.0 and algorithm in ALGORITHMS):
+        return None
+    if bi is None:
+        if g != 1:
+            return None
+    else:
+        bi = float(bi)
+        if not bi > 0:
+            return None
+    if eff != 1:
+        b = b * eff
+    if algorithm == "ring":
+        comm = (2.0 * (k - 1.0) / k) * (m / b)
+    else:
+        comm = (2.0 * math.ceil(math.log2(k))) * (m / b)
+    if bi is None:
+        if overlap:
+            if comm > tb:
+                tb = 0.0
+            else:
+                comm = 0.0
+        if not phases:
+            total = tf + tb + comm
+            return total if total < _INF else None
+        out = {"forward": tf, "backward": tb, "allreduce": comm}
+    else:
+        reduce = (2.0 * (g - 1.0) / g) * (m / bi)
+        bcast = m / bi if g > 1 else 0.0
+        if overlap:
+            if reduce + comm + bcast > tb:
+                tb = 0.0
+            else:
+                reduce = comm = bcast = 0.0
+        out = {"forward": tf, "backward": tb, "intra_reduce": reduce, "allreduce": comm,
+               "intra_broadcast": bcast}
+    total = _scalar_total(out)
+    if total is None:
+        return None
+    return out if phases else total
+
+
+# --------------------------------------------------------------------------
 # Parameter server (eqs. 7-10)
 # --------------------------------------------------------------------------
 
@@ -586,6 +779,12 @@ def sync_phases(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     >>> sync_phases(100e6, 1.25e9, 0.1, 0.25, 0.01, 4, overlap=True)
     {'downlink': 0.32, 'forward': 0.0, 'backward': 0.25, 'uplink': 0.0, 'update': 0.01}
     """
+    phases = _sync_scalar(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                          sharing, overlap, n_ps, per_flow_cap, link_efficiency, sharing_weight,
+                          gpus_per_machine, intra_bandwidth, update_growth, timeout_probability,
+                          retransmit_timeout, True)
+    if phases is not None:
+        return phases
     arrays, options, shape = _check_sync(
         model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing, overlap,
         n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth,
@@ -651,6 +850,12 @@ def sync_step_time(model_bytes, bandwidth, t_forward, t_backward, t_update, work
     >>> sync_step_time(100e6, 1.25e9, 0.1, 0.2, 0.01, 4)
     0.83
     """
+    total = _sync_scalar(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                         sharing, overlap, n_ps, per_flow_cap, link_efficiency, sharing_weight,
+                         gpus_per_machine, intra_bandwidth, update_growth, timeout_probability,
+                         retransmit_timeout, False)
+    if total is not None:
+        return total
     arrays, options, shape = _check_sync(
         model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing, overlap,
         n_ps, per_flow_cap, link_efficiency, sharing_weight, gpus_per_machine, intra_bandwidth,
@@ -743,6 +948,11 @@ def allreduce_phases(model_bytes, bandwidth, t_forward, t_backward, workers, *,
     >>> allreduce_phases(100e6, 1.25e9, 0.1, 0.2, 4)
     {'forward': 0.1, 'backward': 0.2, 'allreduce': 0.12}
     """
+    phases = _allreduce_scalar(model_bytes, bandwidth, t_forward, t_backward, workers,
+                               algorithm, overlap, link_efficiency, gpus_per_machine,
+                               intra_bandwidth, True)
+    if phases is not None:
+        return phases
     arrays, options, shape = _check_allreduce(model_bytes, bandwidth, t_forward, t_backward,
                                               workers, algorithm, overlap, link_efficiency,
                                               gpus_per_machine, intra_bandwidth)
@@ -791,6 +1001,11 @@ def allreduce_step_time(model_bytes, bandwidth, t_forward, t_backward, workers, 
     >>> allreduce_step_time(100e6, 1.25e9, 0.1, 0.2, 4)
     0.42
     """
+    total = _allreduce_scalar(model_bytes, bandwidth, t_forward, t_backward, workers,
+                              algorithm, overlap, link_efficiency, gpus_per_machine,
+                              intra_bandwidth, False)
+    if total is not None:
+        return total
     arrays, options, shape = _check_allreduce(model_bytes, bandwidth, t_forward, t_backward,
                                               workers, algorithm, overlap, link_efficiency,
                                               gpus_per_machine, intra_bandwidth)

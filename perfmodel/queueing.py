@@ -130,6 +130,7 @@ _CHUNK = 1 << 18
 #: Worker types up to which ``method="auto"`` then uses Linearizer (O(T^3) per
 #: iteration), beyond which Schweitzer-Bard (O(T)).
 MAX_LINEARIZER_TYPES = 128
+_INF = math.inf
 
 
 # --------------------------------------------------------------------------
@@ -155,13 +156,34 @@ def residual_fraction(residual) -> float:
     return (1.0 - scv) / 2.0
 
 
+#: Arrays up to this size are checked element by element in Python: for a
+#: network of a few classes that is several times cheaper than numpy's
+#: reductions, whose fixed cost per call dominates.
+_SMALL = 64
+
+
+def _finite_nonnegative(a: np.ndarray) -> bool:
+    """Whether every element of ``a`` is finite and >= 0 (NaN is not)."""
+    if a.size <= _SMALL:
+        inf = _INF
+        return all(0.0 <= v < inf for v in a.ravel().tolist())
+    return bool(np.isfinite(a).all() and (a >= 0).all())
+
+
+def _whole_counts(a: np.ndarray) -> bool:
+    """Whether every element of a finite array is a whole number >= 1."""
+    if a.size <= _SMALL:
+        return all(v >= 1.0 and v % 1.0 == 0.0 for v in a.ravel().tolist())
+    return bool((a == np.round(a)).all() and (a >= 1).all())
+
+
 def _matrix(name: str, value, shape: tuple | None = None, ndim: int = 1) -> np.ndarray:
     a = _v.as_array(name, value)
     if a.ndim != ndim:
         raise SpecError(name, f"expected {ndim}-dimensional data, got shape {a.shape}")
     if shape is not None and a.shape != shape:
         raise SpecError(name, f"expected shape {shape}, got {a.shape}")
-    if not (np.isfinite(a).all() and (a >= 0).all()):
+    if not _finite_nonnegative(a):
         bad = a[~(np.isfinite(a) & (a >= 0))][0]
         raise SpecError(name, f"must be finite and >= 0, got {bad!r}")
     return a
@@ -187,7 +209,7 @@ def _check_network(delay, service, populations, disciplines, copies, residual):
         n = _matrix("populations", np.atleast_1d(_v.as_array("populations", populations)))
         if n.shape != (t_classes,):
             raise SpecError("populations", f"expected {t_classes} values, got {n.shape[0]}")
-        if not (n == np.round(n)).all() or not (n >= 1).all():
+        if not _whole_counts(n):
             raise SpecError("populations", f"must be whole numbers >= 1, got {n.tolist()!r}")
         n = n.astype(np.int64)
     if isinstance(disciplines, str):
@@ -197,17 +219,23 @@ def _check_network(delay, service, populations, disciplines, copies, residual):
         raise SpecError("disciplines", f"expected {n_stations} (one per station), "
                                        f"got {len(disciplines)}")
     for i, d in enumerate(disciplines):
-        _v.choice(f"disciplines[{i}]", d, LINK_DISCIPLINES)
+        if type(d) is not str or d not in LINK_DISCIPLINES:
+            _v.choice(f"disciplines[{i}]", d, LINK_DISCIPLINES)
     fcfs = np.array([d == "fcfs" for d in disciplines])
     if copies is None:
         cp = np.ones(n_stations)
     else:
         cp = _matrix("copies", np.atleast_1d(_v.as_array("copies", copies)), (n_stations,))
-        if not (cp == np.round(cp)).all() or not (cp >= 1).all():
+        if not _whole_counts(cp):
             raise SpecError("copies", f"must be whole numbers >= 1, got {cp.tolist()!r}")
     gamma = residual_fraction(residual)
-    cycle0 = z + (s * cp).sum(axis=1)
-    if not (cycle0 > 0).all():
+    if s.size <= _SMALL:   # every cycle has some time: a delay or a service (all >= 0)
+        busy = all(zt > 0.0 or any(v > 0.0 for v in row) for zt, row in zip(z.tolist(),
+                                                                           s.tolist()))
+    else:
+        busy = bool((z + (s * cp).sum(axis=1) > 0).all())
+    if not busy:
+        cycle0 = z + (s * cp).sum(axis=1)
         t = int(np.flatnonzero(cycle0 <= 0)[0])
         raise SpecError("service", f"class {t} has zero delay and zero service everywhere "
                                    "(its throughput would be infinite)")
@@ -293,23 +321,78 @@ def _factors(s, fcfs):
 
 def _exact_single(z: float, s: np.ndarray, n: int, fcfs, cp, gamma):
     """One class: a scalar loop over the populations 1..n (K + 1 states)."""
-    s_l = [float(v) for v in s]
+    s_l = np.asarray(s, dtype=float).tolist()
+    fcfs = np.asarray(fcfs, dtype=bool).tolist()
+    c_l = np.asarray(cp, dtype=float).tolist()
+    if (len(s_l) == 3 and s_l[0] == s_l[2] and fcfs[0] == fcfs[2] and not fcfs[1]
+            and c_l[0] == c_l[1] == c_l[2]):   # the Fig. 5 network: the unrolled loop
+        x, r_link, r_server = _one_class_fig5(z, s_l[0], s_l[1], n, c_l[0], gamma, fcfs[0])
+        return np.array([x]), np.array([[r_link, r_server, r_link]])
+    return _exact_single_loop(z, s_l, n, fcfs, c_l, gamma)
+
+
+def _exact_single_loop(z: float, s_l: list, n: int, fcfs: list, c_l: list, gamma: float):
+    """:func:`_exact_single` for any stations: lists of floats, one per station."""
     f_in = [1.0 if f else v for v, f in zip(s_l, fcfs)]
     f_out = [v if f else 1.0 for v, f in zip(s_l, fcfs)]
     corr = [gamma * v * v if f else 0.0 for v, f in zip(s_l, fcfs)]
-    c_l = [float(v) for v in cp]
-    stations = range(len(s_l))
     g = [0.0] * len(s_l)
     r = list(s_l)
     x = 0.0
     for k in range(1, n + 1):
-        r = [s_l[i] + f_in[i] * g[i] for i in stations]
+        r = [a + b * c for a, b, c in zip(s_l, f_in, g)]
         cycle = z
-        for i in stations:
-            cycle += c_l[i] * r[i]
+        for c, v in zip(c_l, r):
+            cycle += c * v
         x = k / cycle
-        g = [x * (f_out[i] * r[i] - corr[i]) for i in stations]
+        g = [x * (b * v - c) for b, v, c in zip(f_out, r, corr)]
     return np.array([x]), np.array([r])
+
+
+def _one_class_fig5(z: float, s_link: float, s_server: float, k: int, cp: float, gamma: float,
+                    fcfs: bool):
+    """:func:`_exact_single` on the Fig. 5 network, unrolled: ``(X, T_link, T_server)``.
+
+    The uplink and downlink have the same service time, so they have the same
+    response and aggregate at every population and one of them is carried; the
+    server is PS; ``fcfs`` says whether the links are FCFS (eq. 2) or PS (eq. 1).
+    The same operations as :func:`_exact_single` in the same order (a factor
+    of 1.0 and a correction of 0.0 dropped: both exact), so the same numbers
+    to the bit, at a fraction of the cost of the generic list loop.
+    """
+    g_link = g_server = 0.0
+    r_link, r_server, x = s_link, s_server, 0.0
+    if fcfs:
+        corr = gamma * s_link * s_link
+        if cp == 1.0:
+            for n in range(1, k + 1):
+                r_link = s_link + g_link
+                r_server = s_server + s_server * g_server
+                x = n / (z + r_link + r_server + r_link)
+                g_link = x * (s_link * r_link - corr)
+                g_server = x * r_server
+        else:
+            for n in range(1, k + 1):
+                r_link = s_link + g_link
+                r_server = s_server + s_server * g_server
+                x = n / (z + cp * r_link + cp * r_server + cp * r_link)
+                g_link = x * (s_link * r_link - corr)
+                g_server = x * r_server
+    elif cp == 1.0:
+        for n in range(1, k + 1):
+            r_link = s_link + s_link * g_link
+            r_server = s_server + s_server * g_server
+            x = n / (z + r_link + r_server + r_link)
+            g_link = x * r_link
+            g_server = x * r_server
+    else:
+        for n in range(1, k + 1):
+            r_link = s_link + s_link * g_link
+            r_server = s_server + s_server * g_server
+            x = n / (z + cp * r_link + cp * r_server + cp * r_link)
+            g_link = x * r_link
+            g_server = x * r_server
+    return x, r_link, r_server
 
 
 def _levels(n: np.ndarray):
@@ -516,13 +599,16 @@ def mva_binary(delay, service, disciplines="ps", *, copies=None, residual="deter
 def _schweitzer(z, s, n, fcfs, cp, gamma, tol, max_iter):
     f_in, f_out = _factors(s, fcfs)
     corr = gamma * np.where(fcfs, s * s, 0.0)
+    plain = not fcfs.any()        # PS everywhere: f_out * r - corr is r itself, exactly
     nf = n.astype(float)
+    per_class = nf[:, None]
     demand = s * cp
     x = nf / (z + demand.sum(axis=1))
     r = s.copy()
     for it in range(1, max_iter + 1):
-        contrib = x[:, None] * (f_out * r - corr)         # class t's share of G at full population
-        g_minus = contrib.sum(axis=0) - contrib / nf[:, None]   # G(n - e_t) ~ G(n) - G_t(n)/n_t
+        # class t's share of G at full population
+        contrib = x[:, None] * (r if plain else f_out * r - corr)
+        g_minus = contrib.sum(axis=0) - contrib / per_class   # G(n - e_t) ~ G(n) - G_t(n)/n_t
         r_new = s + f_in * g_minus
         x_new = nf / (z + r_new @ cp)
         done = np.max(np.abs(x_new - x) / x_new) < tol
@@ -999,6 +1085,77 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
         compute_time=np.asarray(delay, dtype=float)[inverse], n_ps=p, method=used)
 
 
+def _one_class_throughput(m: float, b: float, tf: float, tb: float, ts: float, k: int,
+                          discipline: str, rho_t: float, overlap: bool, p: int,
+                          gamma: float) -> float | None:
+    """:func:`async_solve`'s throughput for K identical workers, on validated floats.
+
+    Exact MVA (what ``method="auto"`` picks for one class of up to
+    ``MAX_STATES - 1`` workers) with eqs. 5 and 6 as :func:`async_solve`
+    applies them, in the same operations.  None for a step that takes no time
+    at all: :func:`async_solve` raises the SpecError.
+    """
+    s_link = m / (p * b)
+    s_server = ts / p
+    compute = tf + tb
+    if not (compute > 0.0 or s_link > 0.0 or s_server > 0.0):
+        return None
+    cp = float(p)
+    x, r_link = _eq5_one_class(compute, s_link, s_server, k, cp, gamma, discipline, rho_t)
+    if overlap:   # eq. 6: the exposed compute, from the solution eq. 5 selected
+        fwd = tf - p * r_link
+        bwd = tb - p * r_link
+        delay = (fwd if fwd > 0.0 else 0.0) + (bwd if bwd > 0.0 else 0.0)
+        x, r_link = _eq5_one_class(delay, s_link, s_server, k, cp, gamma, discipline, rho_t)
+    return x
+
+
+def _eq5_one_class(delay, s_link, s_server, k, cp, gamma, discipline, rho_t):
+    """``(X, T_link)`` of the solution eq. 5 (or the fixed discipline) selects."""
+    if discipline != "ps":
+        x, r_link, _ = _one_class_fig5(delay, s_link, s_server, k, cp, gamma, True)
+        if discipline == "fcfs" or not x * s_link > rho_t:
+            return x, r_link
+    x, r_link, _ = _one_class_fig5(delay, s_link, s_server, k, cp, gamma, False)
+    return x, r_link
+
+
+def _throughput_scalar(m, b, tf, tb, ts, k, discipline, rho_t, overlap, p, residual, method):
+    """:func:`async_throughput` of one configuration of plain numbers, or None: the general path.
+
+    The checks of the general path as float comparisons (None when one fails:
+    the general path raises the SpecError naming the argument), then
+    :func:`_one_class_throughput`.
+    """
+    sc = _v.SCALAR_TYPES
+    if not (sc.issuperset((type(m), type(b), type(tf), type(tb), type(ts), type(k),
+                           type(rho_t), type(p)))
+            and type(discipline) is str and (overlap is True or overlap is False)
+            and type(method) is str and (method == "auto" or method == "exact")
+            and discipline in DISCIPLINES):
+        return None
+    if type(residual) is str:
+        if residual == "deterministic":
+            gamma = 0.5
+        elif residual == "exponential":
+            gamma = 0.0
+        else:
+            return None
+    elif type(residual) in sc and 0.0 <= residual < _INF:
+        gamma = (1.0 - float(residual)) / 2.0
+    else:
+        return None
+    m, b, tf, tb, ts = float(m), float(b), float(tf), float(tb), float(ts)
+    k, rho_t, p = float(k), float(rho_t), float(p)
+    inf = _INF
+    if not (0.0 <= m < inf and b > 0.0 and 0.0 <= tf < inf and 0.0 <= tb < inf
+            and 0.0 <= ts < inf and k >= 1.0 and k % 1.0 == 0.0 and k < MAX_STATES
+            and 0.0 <= rho_t <= 1.0 and p >= 1.0 and p % 1.0 == 0.0 and p < inf):
+        return None
+    return _one_class_throughput(m, b, tf, tb, ts, int(k), discipline, rho_t, overlap, int(p),
+                                 gamma)
+
+
 def _per_worker_call(t_forward, t_backward, workers) -> bool:
     """Whether t_forward/t_backward are per-worker sequences (heterogeneous workers)."""
     if np.ndim(workers) != 0 or isinstance(workers, (bool, np.bool_)):
@@ -1073,12 +1230,16 @@ def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, wo
     >>> round(async_throughput(100e6, 1.25e9, [0.1, 0.05], [0.2, 0.1], 0.01, 2), 4)
     5.0351
     """
+    x = _throughput_scalar(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                           discipline, rho_threshold, overlap, n_ps, residual, method)
+    if x is not None:
+        return x
     if _per_worker_call(t_forward, t_backward, workers):
         return async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                            discipline, rho_threshold, overlap, n_ps=n_ps, residual=residual,
                            method=method).throughput
     checked_options(discipline, 0.0, overlap, method)
-    residual_fraction(residual)
+    gamma = residual_fraction(residual)
     args = {"model_bytes": _v.checked("model_bytes", model_bytes),
             "bandwidth": _v.checked("bandwidth", bandwidth, positive=True, finite=False),
             "t_forward": _v.checked("t_forward", t_forward),
@@ -1089,23 +1250,32 @@ def async_throughput(model_bytes, bandwidth, t_forward, t_backward, t_update, wo
             "n_ps": _v.checked("n_ps", n_ps, minimum=1, integer=True)}
     shape = np.broadcast_shapes(*(np.shape(v) for v in args.values()))
     if shape == ():
-        return _solve_cached({}, args, discipline, overlap, residual, method)
+        return _solve_cached({}, args, discipline, overlap, residual, gamma, method)
     grids = {k: np.broadcast_to(v, shape) for k, v in args.items()}
     out = np.empty(shape)
     cache: dict = {}
     for index in np.ndindex(shape):
         out[index] = _solve_cached(cache, {k: float(v[index]) for k, v in grids.items()},
-                                   discipline, overlap, residual, method)
+                                   discipline, overlap, residual, gamma, method)
     return out
 
 
-def _solve_cached(cache: dict, a: dict, discipline, overlap, residual, method) -> float:
+def _solve_cached(cache: dict, a: dict, discipline, overlap, residual, gamma, method) -> float:
+    """One element of a validated grid: the one-class kernel when it applies, else async_solve."""
     key = tuple(float(v) for v in a.values())
     if key not in cache:
-        cache[key] = async_solve(a["model_bytes"], a["bandwidth"], a["t_forward"],
-                                 a["t_backward"], a["t_update"], int(a["workers"]), discipline,
-                                 a["rho_threshold"], overlap, n_ps=int(a["n_ps"]),
-                                 residual=residual, method=method).throughput
+        x = None
+        if method in ("auto", "exact") and a["workers"] < MAX_STATES:
+            x = _one_class_throughput(float(a["model_bytes"]), float(a["bandwidth"]),
+                                      float(a["t_forward"]), float(a["t_backward"]),
+                                      float(a["t_update"]), int(a["workers"]), discipline,
+                                      float(a["rho_threshold"]), overlap, int(a["n_ps"]), gamma)
+        if x is None:
+            x = async_solve(a["model_bytes"], a["bandwidth"], a["t_forward"], a["t_backward"],
+                            a["t_update"], int(a["workers"]), discipline, a["rho_threshold"],
+                            overlap, n_ps=int(a["n_ps"]), residual=residual,
+                            method=method).throughput
+        cache[key] = x
     return cache[key]
 
 

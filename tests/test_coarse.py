@@ -331,6 +331,106 @@ def test_benchmark_reference_agrees(m, b, tf, tb, ts, k, opts):
     assert sync_step_time(m, b, tf, tb, ts, k, **opts) == pytest.approx(expected, rel=1e-12)
 
 
+# ---------------------------------------------------------------- scalar fast path
+
+def _as_arrays(*values):
+    """Each number as a 0-d array: the same values, but through the array path."""
+    return [None if v is None else np.asarray(v, dtype=float) for v in values]
+
+
+scalar_kinds = st.sampled_from([float, int, np.float64, np.int64])
+extensions = st.fixed_dictionaries({
+    "n_ps": st.integers(1, 8),
+    "per_flow_cap": st.one_of(st.none(), st.just(math.inf), st.floats(1e6, 1e11)),
+    "link_efficiency": st.floats(0.05, 1.0),
+    "sharing_weight": st.floats(0.0, 1.0),
+    "update_growth": st.one_of(st.just(0.0), st.floats(0.0, 1.0)),
+    "timeout_probability": st.one_of(st.just(0.0), st.floats(0.0, 1.0)),
+    "retransmit_timeout": st.floats(1e-3, 2.0),
+})
+gpus = st.one_of(st.just((1, None)), st.tuples(st.integers(1, 8), st.floats(1e9, 1e12)))
+
+
+@settings(max_examples=300)
+@given(sizes, rates, times, times, times, counts, st.sampled_from(coarse.SHARINGS),
+       st.booleans(), extensions, gpus, scalar_kinds)
+def test_scalar_fast_path_equals_array_path(m, b, tf, tb, ts, k, sharing, overlap, ext, gpu,
+                                            kind):
+    # plain numbers take the float fast path; the same numbers as 0-d arrays take the
+    # array path; the arithmetic is the same, operation for operation: equal to the bit
+    g, intra = gpu
+    kw = dict(ext, gpus_per_machine=g, intra_bandwidth=intra)
+    k = kind(k)
+    fast = sync_step_time(m, b, tf, tb, ts, k, sharing, overlap, **kw)
+    arr = dict(zip(kw, _as_arrays(*kw.values())))
+    slow = sync_step_time(*_as_arrays(m, b, tf, tb, ts, k), sharing, overlap, **arr)
+    assert type(fast) is float and type(slow) is float
+    assert fast == slow
+    fast_phases = sync_phases(m, b, tf, tb, ts, k, sharing, overlap, **kw)
+    slow_phases = sync_phases(*_as_arrays(m, b, tf, tb, ts, k), sharing, overlap, **arr)
+    assert fast_phases == slow_phases
+    assert list(fast_phases) == list(slow_phases)
+    assert all(type(v) is float for v in fast_phases.values())
+    # and one element of a grid agrees to the last few ulps (other summation order)
+    grid = sync_step_time(m, b, tf, np.array([tb, tb]), ts, k, sharing, overlap, **kw)
+    assert grid[0] == pytest.approx(fast, rel=1e-15, abs=0)
+
+
+@settings(max_examples=200)
+@given(sizes, rates, times, times, counts, st.sampled_from(coarse.ALGORITHMS), st.booleans(),
+       st.floats(0.05, 1.0), gpus, scalar_kinds)
+def test_allreduce_fast_path_equals_array_path(m, b, tf, tb, k, algorithm, overlap, eff, gpu,
+                                               kind):
+    g, intra = gpu
+    kw = dict(algorithm=algorithm, overlap=overlap, link_efficiency=eff, gpus_per_machine=g,
+              intra_bandwidth=intra)
+    k = kind(k)
+    slow_kw = dict(kw, link_efficiency=np.asarray(eff), gpus_per_machine=np.asarray(g),
+                   intra_bandwidth=None if intra is None else np.asarray(intra))
+    fast = allreduce_step_time(m, b, tf, tb, k, **kw)
+    slow = allreduce_step_time(*_as_arrays(m, b, tf, tb, k), **slow_kw)
+    assert type(fast) is float and fast == slow
+    assert allreduce_phases(m, b, tf, tb, k, **kw) == \
+        allreduce_phases(*_as_arrays(m, b, tf, tb, k), **slow_kw)
+
+
+def test_fast_path_takes_numpy_scalars_and_hands_back_overflow():
+    # numpy scalars (float32 too: widened to float64 as the array path does)
+    assert sync_step_time(np.float32(M), np.float64(B), TF, TB, TS, np.int32(K)) == \
+        sync_step_time(np.asarray(np.float32(M), dtype=float), B, TF, TB, TS, np.asarray(K))
+    # M / B overflows: the array path answers (inf), as before the fast path existed
+    with np.errstate(all="ignore"):
+        assert sync_step_time(1e300, 1e-300, TF, TB, TS, K) == math.inf
+        assert allreduce_step_time(1e300, 1e-300, TF, TB, 2) == math.inf
+
+
+@pytest.mark.parametrize("field, bad", [
+    ("model_bytes", -1.0), ("model_bytes", math.nan), ("model_bytes", math.inf),
+    ("bandwidth", 0), ("bandwidth", -math.inf), ("t_forward", -0.5), ("t_backward", math.nan),
+    ("t_update", math.inf), ("workers", 2.5), ("workers", 0), ("workers", math.inf),
+    ("workers", True), ("workers", "4"), ("n_ps", 1.5), ("per_flow_cap", 0.0),
+    ("link_efficiency", 1.01), ("sharing_weight", -0.1), ("update_growth", 2.0),
+    ("timeout_probability", math.nan), ("retransmit_timeout", 0.0),
+    ("gpus_per_machine", 2), ("intra_bandwidth", -1.0), ("sharing", "PS"),
+    ("overlap", 1), ("n_ps", np.bool_(True)),
+])
+def test_fast_path_errors_are_the_array_paths(field, bad):
+    # a bad scalar leaves the fast path; the array path names the field and the value,
+    # with the message a 0-d array of the same value gets
+    args = dict(model_bytes=M, bandwidth=B, t_forward=TF, t_backward=TB, t_update=TS,
+                workers=K)
+    for fn in (sync_step_time, sync_phases):
+        with pytest.raises(SpecError) as err:
+            fn(**dict(args, **{field: bad}))
+        expected = "intra_bandwidth" if field == "gpus_per_machine" else field
+        assert err.value.field == expected
+        if isinstance(bad, float):
+            with pytest.raises(SpecError) as err_array:
+                fn(**dict(args, **{field: np.asarray(bad)}))
+            assert str(err.value) == str(err_array.value)
+            assert repr(bad) in str(err.value)
+
+
 # ---------------------------------------------------------------- errors
 
 @pytest.mark.parametrize("kwargs, field", [

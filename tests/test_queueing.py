@@ -374,6 +374,112 @@ def test_aggregated_equals_binary_recursion(net):
     assert agg.states == math.prod(p + 1 for p in pops)
 
 
+# The one-class loop and the Schweitzer-Bard iteration as they were before the
+# unrolled Fig. 5 loop and the PS shortcut: the reference the faster code must
+# equal to the bit.
+
+def _reference_exact_single(z, s, n, fcfs, cp, gamma):
+    s_l = [float(v) for v in s]
+    f_in = [1.0 if f else v for v, f in zip(s_l, fcfs)]
+    f_out = [v if f else 1.0 for v, f in zip(s_l, fcfs)]
+    corr = [gamma * v * v if f else 0.0 for v, f in zip(s_l, fcfs)]
+    c_l = [float(v) for v in cp]
+    stations = range(len(s_l))
+    g = [0.0] * len(s_l)
+    r = list(s_l)
+    x = 0.0
+    for k in range(1, n + 1):
+        r = [s_l[i] + f_in[i] * g[i] for i in stations]
+        cycle = z
+        for i in stations:
+            cycle += c_l[i] * r[i]
+        x = k / cycle
+        g = [x * (f_out[i] * r[i] - corr[i]) for i in stations]
+    return np.array([x]), np.array([r])
+
+
+def _reference_schweitzer(z, s, n, fcfs, cp, gamma, tol=1e-12, max_iter=100_000):
+    f_in, f_out = np.where(fcfs, 1.0, s), np.where(fcfs, s, 1.0)
+    corr = gamma * np.where(fcfs, s * s, 0.0)
+    nf = n.astype(float)
+    x = nf / (z + (s * cp).sum(axis=1))
+    r = s.copy()
+    for it in range(1, max_iter + 1):
+        contrib = x[:, None] * (f_out * r - corr)
+        g_minus = contrib.sum(axis=0) - contrib / nf[:, None]
+        r_new = s + f_in * g_minus
+        x_new = nf / (z + r_new @ cp)
+        done = np.max(np.abs(x_new - x) / x_new) < tol
+        x, r = x_new, r_new
+        if done:
+            return x, r, it
+    raise AssertionError("no convergence")
+
+
+@st.composite
+def one_class_networks(draw):
+    fig5 = draw(st.booleans())
+    pos = st.one_of(st.just(0.0), st.floats(1e-4, 2.0))
+    if fig5:   # uplink, PS server, downlink: equal links, equal copies (the unrolled loop)
+        link, server = draw(pos), draw(pos)
+        service = [link, server, link]
+        links = draw(st.sampled_from(["ps", "fcfs"]))
+        disc = [links, "ps", links]
+        copies = [draw(st.integers(1, 4))] * 3
+    else:
+        n_st = draw(st.integers(1, 4))
+        service = draw(st.lists(pos, min_size=n_st, max_size=n_st))
+        disc = draw(st.lists(st.sampled_from(["ps", "fcfs"]), min_size=n_st, max_size=n_st))
+        copies = draw(st.lists(st.integers(1, 3), min_size=n_st, max_size=n_st))
+    delay = draw(st.floats(1e-3, 2.0))
+    pop = draw(st.integers(1, 80))
+    residual = draw(st.sampled_from(["deterministic", "exponential", 0.3, 2.0]))
+    return delay, service, pop, disc, copies, residual
+
+
+@settings(max_examples=200, deadline=None)
+@given(one_class_networks())
+def test_one_class_mva_equals_the_reference_loop(net):
+    delay, service, pop, disc, copies, residual = net
+    res = mva([delay], [service], [pop], disc, copies=copies, residual=residual)
+    x, r = _reference_exact_single(delay, np.asarray(service, float), pop,
+                                   np.array([d == "fcfs" for d in disc]),
+                                   np.asarray(copies, float), q.residual_fraction(residual))
+    assert np.array_equal(res.throughput, x) and np.array_equal(res.response, r)
+
+
+@settings(max_examples=60, deadline=None)
+@given(networks())
+def test_schweitzer_equals_the_reference_iteration(net):
+    delay, service, pops, disc, copies, residual = net
+    res = mva_schweitzer(delay, service, pops, disc, copies=copies, residual=residual)
+    x, r, it = _reference_schweitzer(np.asarray(delay, float), np.asarray(service, float),
+                                     np.asarray(pops), np.array([d == "fcfs" for d in disc]),
+                                     np.asarray(copies, float), q.residual_fraction(residual))
+    assert np.array_equal(res.throughput, x) and np.array_equal(res.response, r)
+    assert res.states == it
+
+
+def test_small_network_checks_name_the_argument():
+    # the element-by-element checks of small networks raise as the array checks do
+    with pytest.raises(SpecError, match="service.*-1.0"):
+        mva([1.0], [[1.0, -1.0]], [2])
+    with pytest.raises(SpecError, match="delay.*nan"):
+        mva([math.nan], [[1.0]], [2])
+    with pytest.raises(SpecError, match="populations"):
+        mva([1.0], [[1.0]], [2.5])
+    with pytest.raises(SpecError, match="copies"):
+        mva([1.0], [[1.0, 1.0]], [2], copies=[1, 0])
+    with pytest.raises(SpecError, match="class 1 has zero delay"):
+        mva([1.0, 0.0], [[1.0], [0.0]], [1, 1])
+    with pytest.raises(SpecError, match=r"disciplines\[1\]"):
+        mva([1.0], [[1.0, 1.0]], [1], ["ps", "lifo"])
+    big = np.full((40, 3), 0.1)   # > 64 elements: the array checks
+    big[39, 2] = -0.5
+    with pytest.raises(SpecError, match="service.*-0.5"):
+        mva_schweitzer(np.ones(40), big, None, "ps")
+
+
 def test_methods_agree_in_async_solve():
     tf = [0.1, 0.1, 0.05, 0.05, 0.02]
     for d in ("ps", "fcfs", "hybrid"):
@@ -530,6 +636,85 @@ def test_heterogeneous_workers_sequences():
     total = sum(sol.phases.values())
     assert np.allclose(total, sol.step_time) and np.allclose(sol.step_time,
                                                              1 / sol.worker_throughput)
+
+
+# ---------------------------------------------------------------- scalar fast path
+
+scalar_kinds = st.sampled_from([float, int, np.float64, np.int64])
+
+
+def _zero_or(low, high):
+    # 0 or a number not so small that a step of it overflows the throughput
+    return st.one_of(st.just(0.0), st.floats(low, high))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_zero_or(1.0, 1e9), st.floats(1e7, 1e11), _zero_or(1e-6, 1.0), _zero_or(1e-6, 1.0),
+       _zero_or(1e-6, 0.1), st.integers(1, 60), st.sampled_from(q.DISCIPLINES),
+       st.floats(0.0, 1.0), st.booleans(), st.integers(1, 4),
+       st.one_of(st.sampled_from(q.RESIDUALS), st.floats(0.0, 3.0)),
+       st.sampled_from(["auto", "exact"]), scalar_kinds)
+def test_scalar_fast_path_equals_async_solve(m, b, tf, tb, ts, k, disc, rho_t, overlap, n_ps,
+                                             residual, method, kind):
+    # plain numbers take the unrolled one-class loop; async_solve takes the generic one
+    # (_exact_single); the same operations in the same order: equal to the bit
+    if tf + tb == 0 and m == 0 and ts == 0:
+        return   # no time at all: an error, tested below
+    k, n_ps = kind(k), kind(n_ps)
+    fast = async_throughput(m, b, tf, tb, ts, k, disc, rho_t, overlap, n_ps=n_ps,
+                            residual=residual, method=method)
+    ref = async_solve(m, b, tf, tb, ts, int(k), disc, rho_t, overlap, n_ps=int(n_ps),
+                      residual=residual, method=method).throughput
+    assert type(fast) is float
+    assert fast == ref
+
+
+def test_grid_elements_equal_async_solve():
+    # the grid path validates once, then runs the one-class loop per element
+    k = np.arange(1, 13)[:, None, None]
+    bw = np.array([B / 8, B, 8 * B])[None, :, None]
+    n_ps = np.array([1, 3])
+    for disc in q.DISCIPLINES:
+        for overlap in (False, True):
+            grid = async_throughput(M, bw, TF, TB, TS, k, disc, 0.6, overlap, n_ps=n_ps)
+            assert grid.shape == (12, 3, 2)
+            for (i, j, p), value in np.ndenumerate(grid):
+                ref = async_solve(M, float(bw[0, j, 0]), TF, TB, TS, i + 1, disc, 0.6,
+                                  overlap, n_ps=int(n_ps[p])).throughput
+                assert value == ref
+
+
+def test_fast_path_leaves_other_methods_and_sequences_alone():
+    # approximations and per-worker sequences go through async_solve as before
+    for method in ("linearizer", "schweitzer", "binary"):
+        assert async_throughput(M, B, TF, TB, TS, 6, method=method) == \
+            async_solve(M, B, TF, TB, TS, 6, method=method).throughput
+    assert async_throughput(M, B, [TF, TF / 2], TB, TS, 2) == \
+        async_solve(M, B, [TF, TF / 2], TB, TS, 2).throughput
+
+
+@pytest.mark.parametrize("field, bad", [
+    ("model_bytes", -1.0), ("model_bytes", math.inf), ("bandwidth", math.nan),
+    ("t_forward", -0.1), ("t_backward", math.inf), ("t_update", math.nan),
+    ("workers", 0), ("workers", 1.5), ("workers", math.inf), ("workers", True),
+    ("rho_threshold", 1.5), ("rho_threshold", math.nan), ("n_ps", 0.5), ("n_ps", math.inf),
+    ("residual", -0.5), ("residual", math.nan), ("residual", "pareto"),
+    ("discipline", "PS"), ("overlap", 1), ("method", "fast"),
+])
+def test_fast_path_errors_are_the_general_paths(field, bad):
+    # a bad scalar leaves the fast path: the general path raises, naming the field,
+    # with the message a 0-d array of the same value gets
+    args = dict(model_bytes=M, bandwidth=B, t_forward=TF, t_backward=TB, t_update=TS,
+                workers=3)
+    with pytest.raises(SpecError) as err:
+        async_throughput(**dict(args, **{field: bad}))
+    assert err.value.field == field
+    if isinstance(bad, float) and field != "residual":
+        with pytest.raises(SpecError) as err_array:
+            async_throughput(**dict(args, **{field: np.asarray(bad)}))
+        assert str(err.value) == str(err_array.value)
+    with pytest.raises(SpecError, match="t_forward"):
+        async_throughput(0.0, B, 0.0, 0.0, 0.0, 2)
 
 
 @pytest.mark.parametrize("kwargs,field", [

@@ -1,20 +1,34 @@
-"""Benchmark: vectorized ``sync_step_time`` against a pure-Python loop (a script, not a test).
+"""Benchmark: ``sync_step_time`` on grids and one configuration at a time (a script, not a test).
 
-Evaluates Li et al. 2022's coarse Sync-SGD step time (eq. 9 by default) over a grid of
-(workers 1..N) x (bandwidths) configurations twice in the same run:
+1. Grid: evaluates Li et al. 2022's coarse Sync-SGD step time (eq. 9 by default)
+   over (workers 1..N) x (bandwidths) configurations twice in the same run:
 
-* vectorized: one call of :func:`perfmodel.coarse.sync_step_time` with the
-  workers as a column and the bandwidths as a row (numpy broadcasting);
-* scalar: a plain Python loop calling :func:`reference_sync_step_time`, the same
-  formulas written with floats and ``max`` only.
+   * vectorized: one call of :func:`perfmodel.coarse.sync_step_time` with the
+     workers as a column and the bandwidths as a row (numpy broadcasting);
+   * scalar: a plain Python loop calling :func:`reference_sync_step_time`, the same
+     formulas written with floats and ``max`` only.
 
-It checks that both agree, then prints configurations per second of each
-(median of several repeats), the ratio, and one line to paste into docs/benchmarks.md.
+   It checks that both agree, then prints configurations per second of each
+   (median of several repeats) and the ratio -- aim: >= 100x and >= 1e6/s.
+
+2. Scalar calls: microseconds per call of ``sync_step_time`` with plain numbers
+   (the scalar fast path), of the array path the same call takes with arrays
+   (validation and kernels of :mod:`perfmodel.coarse`, as scalar calls ran before
+   the fast path), of ``sympy.lambdify`` of the same formula
+   (:mod:`perfmodel.symbolic`) and of :func:`reference_sync_step_time`, for every
+   ``sharing`` and ``overlap`` -- aim: under 5 us a call.  It checks that the fast
+   path equals the array path to the bit.  Each timed window is short (``--calls``
+   calls, well under a millisecond) and the median is over many windows
+   (``--scalar-repeats``), so that on a shared machine the time slices given to
+   other processes land in few windows and do not move the median.
+
+Then one line to paste into docs/benchmarks.md.
 
 Usage::
 
     python tests/benchmarks/bench_coarse.py [--workers 1000] [--bandwidths 1000]
                                             [--repeats 11] [--sharing hybrid] [--overlap]
+                                            [--calls 200] [--scalar-repeats 101]
 """
 
 from __future__ import annotations
@@ -26,6 +40,7 @@ import sys
 
 import numpy as np
 
+from perfmodel import coarse, symbolic
 from perfmodel.coarse import sync_step_time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
@@ -74,6 +89,62 @@ def python_loop(workers, bandwidths, sharing, overlap):
     return out
 
 
+def array_path(model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing,
+               overlap):
+    """The validation and kernels every call ran before the scalar fast path (defaults)."""
+    arrays, options, shape = coarse._check_sync(
+        model_bytes, bandwidth, t_forward, t_backward, t_update, workers, sharing, overlap,
+        1, None, 1.0, 0.5, 1, None)
+    return coarse._shaped(coarse._blockwise(coarse._sync_terms, arrays, options), shape)
+
+
+def scalar_calls(calls: int, repeats: int) -> tuple[list, bool]:
+    """Microseconds per scalar call of each implementation, per (sharing, overlap)."""
+    rng = np.random.default_rng(0)
+    workers = rng.integers(1, 257, calls).tolist()
+    bandwidths = (rng.uniform(1, 100, calls) * 1e9 / 8).tolist()
+    cases = list(zip(bandwidths, workers))
+    rows, same = [], True
+    for _ in range(3):   # warm-up: the interpreter specializes the hot code on first runs
+        [sync_step_time(MODEL_BYTES, b, T_FORWARD, T_BACKWARD, T_UPDATE, k) for b, k in cases]
+    for overlap in (False, True):
+        for sharing in coarse.SHARINGS:
+            name = sharing + ("_overlap" if overlap else "")
+            lam = symbolic.form(name).function()
+            extra = (0.5,) if sharing == "hybrid" else ()
+
+            def fast(s=sharing, o=overlap):
+                return [sync_step_time(MODEL_BYTES, b, T_FORWARD, T_BACKWARD, T_UPDATE, k, s, o)
+                        for b, k in cases]
+
+            def general(s=sharing, o=overlap):
+                return [array_path(MODEL_BYTES, b, T_FORWARD, T_BACKWARD, T_UPDATE, k, s, o)
+                        for b, k in cases]
+
+            def lambdified(f=lam, e=extra):
+                return [f(MODEL_BYTES, b, T_FORWARD, T_BACKWARD, T_UPDATE, k, *e)
+                        for b, k in cases]
+
+            def plain(s=sharing, o=overlap):
+                return [reference_sync_step_time(MODEL_BYTES, b, T_FORWARD, T_BACKWARD,
+                                                 T_UPDATE, k, s, o) for b, k in cases]
+
+            times = {}
+            for label, fn in (("fast", fast), ("array", general), ("lambdify", lambdified),
+                              ("plain", plain)):
+                fn()   # warm-up
+                t, out = median_seconds(fn, repeats)
+                times[label] = 1e6 * t / calls
+                if label == "fast":
+                    fast_out = out
+                elif label == "array":
+                    same = same and fast_out == out
+                else:
+                    same = same and bool(np.allclose(fast_out, out, rtol=1e-12, atol=0))
+            rows.append((name, times))
+    return rows, same
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workers", type=int, default=1000, help="workers 1..N (default 1000)")
@@ -84,6 +155,10 @@ def main(argv=None) -> int:
                              "runs min(repeats, 5) times)")
     parser.add_argument("--sharing", default="hybrid", choices=("ps", "fcfs", "hybrid"))
     parser.add_argument("--overlap", action="store_true")
+    parser.add_argument("--calls", type=int, default=200,
+                        help="scalar calls per timed window (default 200)")
+    parser.add_argument("--scalar-repeats", type=int, default=101,
+                        help="timed windows of scalar calls (median; default 101)")
     args = parser.parse_args(argv)
 
     workers = np.arange(1, args.workers + 1, dtype=float)
@@ -123,6 +198,33 @@ def main(argv=None) -> int:
     ok = ratio >= 100 and rate_vec >= 1e6
     if not ok:
         print("below target (>= 100x and >= 1e6 configurations/s)", file=sys.stderr)
+
+    print()
+    rows, same = scalar_calls(args.calls, args.scalar_repeats)
+    print(f"scalar calls: microseconds per call (median of {args.scalar_repeats} windows of "
+          f"{args.calls} calls); "
+          f"fast path {'equals' if same else 'DIFFERS FROM'} the array path")
+    print(f"  {'form':<15} {'fast':>7} {'array':>7} {'lambdify':>9} {'plain':>7} "
+          f"{'array/fast':>11} {'lambdify/fast':>14}")
+    for name, t in rows:
+        print(f"  {name:<15} {t['fast']:7.2f} {t['array']:7.2f} {t['lambdify']:9.2f} "
+              f"{t['plain']:7.2f} {t['array'] / t['fast']:10.1f}x {t['lambdify'] / t['fast']:13.2f}x")
+    worst = max(t["fast"] for _, t in rows)
+    print(f"  slowest fast path: {worst:.2f} us a call   aim < 5 us: "
+          f"{'ok' if worst < 5 else 'MISSED'}")
+    default = dict(rows)["hybrid"]
+    print()
+    print(f"docs/benchmarks.md: one `sync_step_time` call with plain numbers takes "
+          f"{default['fast']:.1f} us (eq. 9; the array path {default['array']:.0f} us, "
+          f"{default['array'] / default['fast']:.0f}x more; sympy.lambdify of the same formula "
+          f"{default['lambdify']:.2f} us and the bare float formula {default['plain']:.2f} us, "
+          f"without checks; median of {args.scalar_repeats} windows of {args.calls} calls)")
+    if not same:
+        print("MISMATCH between the scalar fast path and the array path", file=sys.stderr)
+        return 1
+    if worst >= 5:
+        print("scalar calls above target (< 5 us)", file=sys.stderr)
+        ok = False
     return 0 if ok else 2
 
 
