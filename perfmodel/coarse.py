@@ -303,7 +303,9 @@ def _sync_scalar(m, b, tf, tb, ts, k, sharing, overlap, p, cap, eff, w, g, bi, g
     else:   # timeout_stall on floats
         a = shared - solo
         exposed = rto - a / 2.0 if a <= rto else rto * rto / (2.0 * (a if a >= rto else rto))
-        stall = 2.0 * ((1.0 - (1.0 - tq) ** (k if one else k * p)) * exposed)
+        # numpy's power, as the array path takes it: libm's pow may differ from it by an ulp
+        kept = float(np.power(np.float64(1.0 - tq), np.float64(k if one else k * p)))
+        stall = 2.0 * ((1.0 - kept) * exposed)
     if bi is None:
         if overlap:   # _overlapped: the longer of each pair is charged, the other is 0 s
             if down > tf:
