@@ -339,3 +339,23 @@ def test_large_searches_are_consistent(layers, machines):
         assert c.estimate.epoch_time == pytest.approx(c.score, rel=1e-9)
         full = dp.solve(pricer, c.config)
         assert full.epoch_time == pytest.approx(c.score, rel=1e-9)
+
+
+@pytest.mark.parametrize("machines, layers, cache_model, read_term", [
+    (40, 2, "blend", "printed"), (33, 8, "step", "per_replica"), (64, 4, "blend", "per_replica")])
+def test_lazy_triple_order_is_the_sorted_order(machines, layers, cache_model, read_term):
+    """Rule 2b: the quick bounds are below the triple bounds, and the heap gives the
+    configurations in the order of sorting every triple bound (ties: more workers first)."""
+    dnn = DNN(name="prefix", layers=zoo.load("adam-imagenet22k").layers[:layers])
+    model = LayerWise(working_set="layer", cache_model=cache_model, read_term=read_term,
+                      mw_position=0.5, read_bandwidth="thread")
+    pricer = dp.Pricer(model, dnn, zoo.cluster("yan2015").replace(machines=machines))
+    configs = [Config(n_workers=w, n_replicas=r, n_ps=p, epoch_samples=15_000_000)
+               for p, r, w in dp.useful_triples(machines)]
+    bounds = dp.triple_bounds(pricer, configs)
+    assert (dp.quick_triple_bounds(pricer, configs) <= bounds).all()
+    expected = np.lexsort((-np.array([c.n_workers for c in configs]), bounds)).tolist()
+    order = dp._TripleOrder(pricer, configs, None)
+    assert order.first(3) == expected[:3]
+    assert list(order) == expected
+    assert [order.bound(k) for k in expected] == bounds[expected].tolist()
