@@ -1050,7 +1050,12 @@ def triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = None) ->
     cost >= 0): for each (R, H), the least single-thread compute over the P
     the triple allows with R (P <= N_wr // R), through the same arithmetic
     as the program's node costs, so the bound is <= every plan's value up to
-    rounding.
+    rounding.  R is tried in growing chunks, and stops once the read term
+    alone at the next R exceeds every layer's least node cost so far: the
+    read term grows with R (each copy of a replicated layer is read; M_w is
+    M_w^min plus ``mw_position`` >= 0 times M_w^max - M_w^min >= 0, both
+    linear in the bytes read) and the compute term is >= 0, so no larger R
+    can give a smaller minimum.
     """
     dnn, cluster, model = pricer.dnn, pricer.cluster, pricer.layer_model
     configs = list(configs)
@@ -1060,17 +1065,33 @@ def triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = None) ->
     prefix = np.stack([np.minimum.accumulate(pricer.compute_table(l, top))
                        for l in range(len(dnn.layers))])           # (L, top + 1)
     out = np.empty(len(configs))
+    threads = np.unique(layer_choices(1, cluster.cores, max_threads=max_threads).threads)
+    interf = lw.interference_factor(threads, cluster.interference)
     for k, config in enumerate(configs):
-        threads = np.unique(layer_choices(1, cluster.cores, max_threads=max_threads).threads)
-        r = np.arange(1, (config.n_workers if config.n_ps else 1) + 1)
-        reads = _read_costs(model, dnn, cluster, config, r, threads)      # (n_R, n_H, L)
-        interf = lw.interference_factor(threads, cluster.interference)
-        q = threads[None, :] * r[:, None] * config.n_replicas
-        u1 = prefix[:, config.n_workers // r]                              # (L, n_R)
-        node = u1[:, :, None] * interf[None, None, :] / q[None] + np.moveaxis(reads, 2, 0)
-        out[k] = node.reshape(len(dnn.layers), -1).min(axis=1).sum() \
-            * (config.epoch_samples or 1_000_000)
+        r_top = config.n_workers if config.n_ps else 1
+        best = np.full(len(dnn.layers), np.inf)
+        lo, width = 1, _R_CHUNK
+        while lo <= r_top:  # R in chunks, while a larger R can still be cheaper
+            r = np.arange(lo, min(r_top, lo + width - 1) + 1)
+            reads = _read_costs(model, dnn, cluster, config, r, threads)  # (n_R, n_H, L)
+            q = threads[None, :] * r[:, None] * config.n_replicas
+            u1 = prefix[:, config.n_workers // r]                          # (L, n_R)
+            node = u1[:, :, None] * interf[None, None, :] / q[None] + np.moveaxis(reads, 2, 0)
+            best = np.minimum(best, node.reshape(len(dnn.layers), -1).min(axis=1))
+            lo, width = int(r[-1]) + 1, 4 * width
+            if lo > r_top:
+                break
+            # the read term grows with R and the compute term is >= 0: once the reads
+            # alone at R = lo exceed every layer's best, no larger R is cheaper
+            floor = _read_costs(model, dnn, cluster, config, np.array([lo]), threads)
+            if (floor[0].min(axis=0) * (1 - _SLACK) > best).all():
+                break
+        out[k] = best.sum() * (config.epoch_samples or 1_000_000)
     return out
+
+
+#: First chunk of layer replicas R that :func:`triple_bounds` tries (speed only).
+_R_CHUNK = 16
 
 
 def quick_triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = None) -> np.ndarray:
