@@ -105,6 +105,22 @@ slack of 1e-9 so that rounding can never drop a tie):
    every transition at rule 4's lower bounds on its items (nothing matched):
    that value is a lower bound too, and above the incumbent it rules the
    triple out.
+2b. Ordering triples without every bound (:class:`_TripleOrder`): rule 2
+   needs the triples in increasing order of their bounds, not every
+   bound.  :func:`quick_triple_bounds` gives, for all triples at once, a
+   lower bound on each bound (per layer, the least compute term over
+   (R, H) plus the least read term at R = 1: the read term grows with R,
+   since every copy of a replicated layer is read and M_w = M_w^min +
+   ``mw_position`` (M_w^max - M_w^min) with both terms >= 0 and linear in
+   the bytes read; the minimum of a sum is at least the sum of the
+   minima).  A heap keyed by it yields a triple only once its own bound is
+   computed and no other key is smaller, so triples come out in the same
+   order as sorting all bounds (ties: more workers first, then the order
+   of the space), and rule 2 stops the search before most bounds are ever
+   computed.  Within :func:`triple_bounds`, R is tried in growing chunks
+   and stops once the read term alone at the next R exceeds every layer's
+   least node cost so far (no larger R can do better, same monotonicity),
+   which gives the minimum over every R to the bit.
 3. States (:func:`solve` with ``bound``): any plan through state s of layer
    l costs at least (cost of the best path into layer l-1's states, or the
    sum of the node minima before l) + node_l(s) + the sum of the node minima

@@ -29,8 +29,13 @@ the lowest id allowed given that, and so on.  Exact, in integer arithmetic:
    leads back to j's current worker; the cycle is applied (the assignment
    stays optimal) and segment j is fixed.
 
-When no lower tight worker exists for any segment (the usual case: no
-ties) step 3 costs one pass over the tight matrix.  ``tie_break="solver"``
+The answer does not depend on the optimal assignment step 3 starts from,
+so it starts from the tight assignment of least sum of ``w (n - j)`` (one
+more assignment solve), close to the answer, and the segments that can
+move at all (a tight worker below theirs holds a later segment) are
+flagged for all segments at once with array operations, again only after
+a rotation; the cycle search runs for flagged segments only.  Without
+ties step 3 is one pass over the tight matrix.  ``tie_break="solver"``
 skips steps 2-3 and returns scipy's assignment (optimal and deterministic,
 but with scipy's own tie-break).
 
