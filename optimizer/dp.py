@@ -105,6 +105,22 @@ slack of 1e-9 so that rounding can never drop a tie):
    every transition at rule 4's lower bounds on its items (nothing matched):
    that value is a lower bound too, and above the incumbent it rules the
    triple out.
+2b. Ordering triples without every bound (:class:`_TripleOrder`): rule 2
+   needs the triples in increasing order of their bounds, not every
+   bound.  :func:`quick_triple_bounds` gives, for all triples at once, a
+   lower bound on each bound (per layer, the least compute term over
+   (R, H) plus the least read term at R = 1: the read term grows with R,
+   since every copy of a replicated layer is read and M_w = M_w^min +
+   ``mw_position`` (M_w^max - M_w^min) with both terms >= 0 and linear in
+   the bytes read; the minimum of a sum is at least the sum of the
+   minima).  A heap keyed by it yields a triple only once its own bound is
+   computed and no other key is smaller, so triples come out in the same
+   order as sorting all bounds (ties: more workers first, then the order
+   of the space), and rule 2 stops the search before most bounds are ever
+   computed.  Within :func:`triple_bounds`, R is tried in growing chunks
+   and stops once the read term alone at the next R exceeds every layer's
+   least node cost so far (no larger R can do better, same monotonicity),
+   which gives the minimum over every R to the bit.
 3. States (:func:`solve` with ``bound``): any plan through state s of layer
    l costs at least (cost of the best path into layer l-1's states, or the
    sum of the node minima before l) + node_l(s) + the sum of the node minima
@@ -169,6 +185,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import heapq
 import time
 from dataclasses import dataclass, field
 
@@ -190,7 +207,7 @@ from .results import Candidate, DPResult, SearchResult
 from .space import layer_choices, model_parallelism_limit
 
 __all__ = ["DPResult", "Pricer", "check_chain", "compose_plan", "solve", "canonical_plan",
-           "estimate_plan", "useful_triples", "triple_bounds", "optimize"]
+           "estimate_plan", "useful_triples", "triple_bounds", "quick_triple_bounds", "optimize"]
 
 
 @dataclass
@@ -1049,7 +1066,12 @@ def triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = None) ->
     cost >= 0): for each (R, H), the least single-thread compute over the P
     the triple allows with R (P <= N_wr // R), through the same arithmetic
     as the program's node costs, so the bound is <= every plan's value up to
-    rounding.
+    rounding.  R is tried in growing chunks, and stops once the read term
+    alone at the next R exceeds every layer's least node cost so far: the
+    read term grows with R (each copy of a replicated layer is read; M_w is
+    M_w^min plus ``mw_position`` >= 0 times M_w^max - M_w^min >= 0, both
+    linear in the bytes read) and the compute term is >= 0, so no larger R
+    can give a smaller minimum.
     """
     dnn, cluster, model = pricer.dnn, pricer.cluster, pricer.layer_model
     configs = list(configs)
@@ -1059,17 +1081,85 @@ def triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = None) ->
     prefix = np.stack([np.minimum.accumulate(pricer.compute_table(l, top))
                        for l in range(len(dnn.layers))])           # (L, top + 1)
     out = np.empty(len(configs))
+    threads = np.unique(layer_choices(1, cluster.cores, max_threads=max_threads).threads)
+    interf = lw.interference_factor(threads, cluster.interference)
     for k, config in enumerate(configs):
-        threads = np.unique(layer_choices(1, cluster.cores, max_threads=max_threads).threads)
-        r = np.arange(1, (config.n_workers if config.n_ps else 1) + 1)
-        reads = _read_costs(model, dnn, cluster, config, r, threads)      # (n_R, n_H, L)
-        interf = lw.interference_factor(threads, cluster.interference)
-        q = threads[None, :] * r[:, None] * config.n_replicas
-        u1 = prefix[:, config.n_workers // r]                              # (L, n_R)
-        node = u1[:, :, None] * interf[None, None, :] / q[None] + np.moveaxis(reads, 2, 0)
-        out[k] = node.reshape(len(dnn.layers), -1).min(axis=1).sum() \
-            * (config.epoch_samples or 1_000_000)
+        r_top = config.n_workers if config.n_ps else 1
+        best = np.full(len(dnn.layers), np.inf)
+        lo, width = 1, _R_CHUNK
+        while lo <= r_top:  # R in chunks, while a larger R can still be cheaper
+            r = np.arange(lo, min(r_top, lo + width - 1) + 1)
+            reads = _read_costs(model, dnn, cluster, config, r, threads)  # (n_R, n_H, L)
+            q = threads[None, :] * r[:, None] * config.n_replicas
+            u1 = prefix[:, config.n_workers // r]                          # (L, n_R)
+            node = u1[:, :, None] * interf[None, None, :] / q[None] + np.moveaxis(reads, 2, 0)
+            best = np.minimum(best, node.reshape(len(dnn.layers), -1).min(axis=1))
+            lo, width = int(r[-1]) + 1, 4 * width
+            if lo > r_top:
+                break
+            # the read term grows with R and the compute term is >= 0: once the reads
+            # alone at R = lo exceed every layer's best, no larger R is cheaper
+            floor = _read_costs(model, dnn, cluster, config, np.array([lo]), threads)
+            if (floor[0].min(axis=0) * (1 - _SLACK) > best).all():
+                break
+        out[k] = best.sum() * (config.epoch_samples or 1_000_000)
     return out
+
+
+#: First chunk of layer replicas R that :func:`triple_bounds` tries (speed only).
+_R_CHUNK = 16
+
+
+def quick_triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = None) -> np.ndarray:
+    """A lower bound on :func:`triple_bounds` of every configuration, all at once (rule 2b).
+
+    Per layer, the least compute term over (R, H) plus the least read term
+    at R = 1 (the read term grows with R: each copy of a replicated layer is
+    read, and M_w is M_w^min plus ``mw_position`` >= 0 times M_w^max -
+    M_w^min >= 0, both linear in the bytes read) is at most the least sum
+    of the two.  The compute term's minimum over R <= N_wr is one table
+    over N_wr for all configurations, the read term is vectorized over
+    configurations; so this costs O(L N) rather than the O(L K N_wr) per
+    configuration of :func:`triple_bounds`.  Lowered by 1e-9 relative, so
+    that rounding cannot lift it above :func:`triple_bounds`.
+    """
+    dnn, cluster, model = pricer.dnn, pricer.cluster, pricer.layer_model
+    configs = list(configs)
+    if not configs:
+        return np.zeros(0)
+    n_layers = len(dnn.layers)
+    n_wr = np.array([c.n_workers for c in configs])
+    n_mr = np.array([c.n_replicas for c in configs], dtype=float)
+    n_ps = np.array([c.n_ps for c in configs])
+    top = int(n_wr.max())
+    prefix = np.stack([np.minimum.accumulate(pricer.compute_table(l, top))
+                       for l in range(n_layers)])                   # (L, top + 1)
+    best_r = np.empty((n_layers, top + 1))                          # min over R <= w of u1 / R
+    best_r[:, 0] = np.inf
+    for w in range(1, top + 1):
+        r = np.arange(1, w + 1)
+        best_r[:, w] = (prefix[:, w // r] / r).min(axis=1)
+    threads = np.unique(layer_choices(1, cluster.cores, max_threads=max_threads).threads)
+    per_thread = float((lw.interference_factor(threads, cluster.interference) / threads).min())
+    u = np.where((n_ps > 0)[None, :], best_r[:, n_wr], prefix[:, n_wr])   # (L, n)
+    compute = u * per_thread / n_mr[None, :]
+    # read terms at R = 1, vectorized over configurations (the arithmetic of
+    # LayerWise.weight_read_layers, broadcast over n_mr and lanes)
+    h = threads.astype(float)[None, :, None]
+    w_bytes = model._weight_bytes(dnn, cluster)[None, None, :] * 1.0
+    if model.read_bandwidth == "machine":
+        w_bytes = w_bytes / h
+    bw, lat, per = cluster.effective_bandwidth, cluster.latency, cluster.latency_per_thread
+    m_max = lw.weight_read_terms_max(w_bytes, n_mr[:, None, None], bw, h, lat, per)
+    lanes = np.minimum(np.maximum(n_ps, 1), n_wr).astype(float)[:, None, None]
+    m_min = lw.weight_read_terms_min(w_bytes, lanes, bw, h, lat, per)
+    m_w = lw.weight_read_time(m_min, m_max, model.mw_position)        # (n, H, L)
+    stall = (cluster.read_period or 1) * (n_mr if model.read_term == "per_replica" else 1.0)
+    reads = m_w.min(axis=1) / np.broadcast_to(stall, n_mr.shape)[:, None]      # (n, L)
+    reads = np.where(((n_mr == 1) & (n_ps == 0))[:, None], 0.0, reads)
+    low = (compute.T + reads).sum(axis=1) * np.array([c.epoch_samples or 1_000_000
+                                                      for c in configs])
+    return low * (1 - 1e-9)
 
 
 def _quick_value(pricer: Pricer, config: Config, max_threads) -> float:
@@ -1149,23 +1239,18 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     configs = [Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=epoch_samples)
                for n_ps, n_mr, n_wr in useful_triples(machines, max_wr)]
     prune = pricer.exact and not exhaustive
-    if prune:
-        bounds = triple_bounds(pricer, configs, max_threads=max_threads)
-        # ties: more workers first, so that rule 6 settles the smaller ones at once
-        order = np.lexsort((-np.array([c.n_workers for c in configs]), bounds))
-    else:
-        bounds, order = np.zeros(len(configs)), np.arange(len(configs))
+    order = _TripleOrder(pricer, configs, max_threads) if prune else range(len(configs))
     found, evaluated = [], 0
     serverless_out = 0  # (0, 1, N_wr) with N_wr <= this cannot enter the top (rule 6)
     serverless_done = {}  # N_wr -> DPResult of (0, 1, N_wr), exact
     known = {}  # triple -> an upper bound on its optimum (a plan's value)
     if prune:
-        for index in order[:top]:
+        for index in order.first(top):
             known[int(index)] = _quick_value(pricer, configs[index], max_threads)
     for done, index in enumerate(order):
         ranked_ub = sorted(known.values())
         limit = ranked_ub[top - 1] if prune and len(ranked_ub) >= top else None
-        if limit is not None and bounds[index] > limit * (1 + _SLACK):
+        if limit is not None and order.bound(index) > limit * (1 + _SLACK):
             break  # rule 2: this triple and every later one (larger bounds) cannot enter the top
         config = configs[index]
         serverless = prune and config.n_ps == 0 and config.n_replicas == 1
@@ -1208,6 +1293,59 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     seconds = time.perf_counter() - start
     return SearchResult(best=ranked[0], ranked=ranked, n_evaluated=evaluated, seconds=seconds,
                         objective="time", meta=meta)
+
+
+class _TripleOrder:
+    """The configurations in increasing order of :func:`triple_bounds` (ties: more workers
+    first, then the order of ``configs``), each bound computed only when needed (rule 2b).
+
+    A heap keyed by (bound, computed?, -N_wr, index) starts with every configuration at
+    its :func:`quick_triple_bounds` (a lower bound on its bound); an entry popped with a
+    quick bound gets its :func:`triple_bounds` and goes back.  An entry popped with its
+    bound computed has the least bound of all: every other entry's key is at most its
+    bound, and a quick key equal to it comes out first.  So the configurations come out
+    in the order of sorting by (bound, -N_wr, index), and the search stops (rule 2) before
+    most bounds are ever computed.
+    """
+
+    def __init__(self, pricer: Pricer, configs, max_threads):
+        self.pricer, self.configs, self.max_threads = pricer, configs, max_threads
+        low = quick_triple_bounds(pricer, configs, max_threads=max_threads)
+        self.heap = [(float(b), 0, -c.n_workers, k) for k, (b, c) in enumerate(zip(low, configs))]
+        heapq.heapify(self.heap)
+        self.bounds = {}
+
+    def _pop(self):
+        """The next configuration (its index), or None when none is left."""
+        while self.heap:
+            value, computed, neg_w, k = heapq.heappop(self.heap)
+            if computed:
+                return k
+            bound = float(triple_bounds(self.pricer, [self.configs[k]],
+                                        max_threads=self.max_threads)[0])
+            self.bounds[k] = bound
+            heapq.heappush(self.heap, (bound, 1, neg_w, k))
+        return None
+
+    def first(self, count: int) -> list:
+        """The first ``count`` configurations, left in the order."""
+        got = []
+        while len(got) < count:
+            k = self._pop()
+            if k is None:
+                break
+            got.append(k)
+        for k in got:
+            heapq.heappush(self.heap, (self.bounds[k], 1, -self.configs[k].n_workers, k))
+        return got
+
+    def bound(self, k: int) -> float:
+        """:func:`triple_bounds` of configuration ``k`` (computed once it came out)."""
+        return self.bounds[k]
+
+    def __iter__(self):
+        while (k := self._pop()) is not None:
+            yield k
 
 
 def _workers_limit(dnn: DNN, requested: int | None, machines: int) -> int | None:

@@ -29,8 +29,13 @@ the lowest id allowed given that, and so on.  Exact, in integer arithmetic:
    leads back to j's current worker; the cycle is applied (the assignment
    stays optimal) and segment j is fixed.
 
-When no lower tight worker exists for any segment (the usual case: no
-ties) step 3 costs one pass over the tight matrix.  ``tie_break="solver"``
+The answer does not depend on the optimal assignment step 3 starts from,
+so it starts from the tight assignment of least sum of ``w (n - j)`` (one
+more assignment solve), close to the answer, and the segments that can
+move at all (a tight worker below theirs holds a later segment) are
+flagged for all segments at once with array operations, again only after
+a rotation; the cycle search runs for flagged segments only.  Without
+ties step 3 is one pass over the tight matrix.  ``tie_break="solver"``
 skips steps 2-3 and returns scipy's assignment (optimal and deterministic,
 but with scipy's own tie-break).
 
@@ -188,7 +193,63 @@ def _rotate(row_of, col_of, j: int, best: int, nxt) -> None:
 
 
 def _lexicographic(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The lexicographically smallest optimal assignment, from the optimal ``x``."""
+    """The lexicographically smallest optimal assignment, from the optimal ``x``.
+
+    Step 3 of the module docstring, with its work cut down by array
+    operations over all segments at once (the answer does not depend on
+    the optimal assignment step 3 starts from, nor on which segments it
+    skips when they cannot move):
+
+    * the start: among the assignments on tight edges (every one optimal),
+      the one of least sum of ``w (n - j)`` (an assignment solver), which
+      puts early segments on low workers, so that few rotations are left;
+    * a worker w can take segment j's place only if j's worker reaches w
+      by alternating tight edges, so only inside one strongly connected
+      component of the graph "w -> w2 when the segment on w is tight on
+      w2"; those components do not depend on the optimal assignment
+      (Dulmage-Mendelsohn), so rotations keep them, and fixing segments
+      only removes paths;
+    * segment j can move only when some tight worker below its own, in its
+      component, holds a later segment (a candidate): flagged for every
+      segment at once, and again only after a rotation changes the
+      assignment; the search for an alternating cycle (:func:`_reach`)
+      runs for the flagged segments only.
+
+    Tests compare it with :func:`_lexicographic_plain` (every segment in
+    turn, from the solver's assignment).
+    """
+    n_s = a.shape[1]
+    sq, row_of, col_of = _square(a, x)
+    u, v = _duals(sq, row_of)
+    tight = (u[:, None] + v[None, :]) == sq
+    n = len(row_of)
+    ids = np.arange(n)
+    weight = ids[:, None] * (n - ids[None, :]).astype(float)
+    rows, cols = linear_sum_assignment(np.where(tight, weight, float(n) ** 3 + 1.0))
+    if tight[rows, cols].all():  # always (a tight perfect matching exists); kept as a guard
+        row_of[cols] = rows
+        col_of[rows] = cols
+    tight_s = tight[:, :n_s]
+    start = 0
+    while start < n_s:
+        flagged = (tight_s[:, start:] & (col_of[:, None] > ids[None, start:n_s])
+                   & (ids[:, None] < row_of[None, start:n_s])).any(axis=0)
+        restart = n_s
+        for j in (np.flatnonzero(flagged) + start).tolist():
+            w0 = row_of[j]
+            cand = np.flatnonzero(tight_s[:w0, j] & (col_of[:w0] > j))
+            good, nxt = _reach(tight, row_of, w0, j, cand[0])
+            ok = cand[good[cand]]
+            if ok.size:  # the assignment changes: so may the later segments' candidates
+                _rotate(row_of, col_of, j, int(ok[0]), nxt)
+                restart = j + 1
+                break
+        start = restart
+    return row_of[:n_s].copy()
+
+
+def _lexicographic_plain(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """:func:`_lexicographic` checking every segment in turn (the reference the tests use)."""
     n_s = a.shape[1]
     sq, row_of, col_of = _square(a, x)
     u, v = _duals(sq, row_of)

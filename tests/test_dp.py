@@ -339,3 +339,54 @@ def test_large_searches_are_consistent(layers, machines):
         assert c.estimate.epoch_time == pytest.approx(c.score, rel=1e-9)
         full = dp.solve(pricer, c.config)
         assert full.epoch_time == pytest.approx(c.score, rel=1e-9)
+
+
+@pytest.mark.parametrize("machines, layers, cache_model, read_term", [
+    (40, 2, "blend", "printed"), (33, 8, "step", "per_replica"), (64, 4, "blend", "per_replica")])
+def test_lazy_triple_order_is_the_sorted_order(machines, layers, cache_model, read_term):
+    """Rule 2b: the quick bounds are below the triple bounds, and the heap gives the
+    configurations in the order of sorting every triple bound (ties: more workers first)."""
+    dnn = DNN(name="prefix", layers=zoo.load("adam-imagenet22k").layers[:layers])
+    model = LayerWise(working_set="layer", cache_model=cache_model, read_term=read_term,
+                      mw_position=0.5, read_bandwidth="thread")
+    pricer = dp.Pricer(model, dnn, zoo.cluster("yan2015").replace(machines=machines))
+    configs = [Config(n_workers=w, n_replicas=r, n_ps=p, epoch_samples=15_000_000)
+               for p, r, w in dp.useful_triples(machines)]
+    bounds = dp.triple_bounds(pricer, configs)
+    assert (dp.quick_triple_bounds(pricer, configs) <= bounds).all()
+    expected = np.lexsort((-np.array([c.n_workers for c in configs]), bounds)).tolist()
+    order = dp._TripleOrder(pricer, configs, None)
+    assert order.first(3) == expected[:3]
+    assert list(order) == expected
+    assert [order.bound(k) for k in expected] == bounds[expected].tolist()
+
+
+def _triple_bound_every_r(pricer, config):
+    """Rule 2's bound with every R <= N_wr (the plain computation)."""
+    from perfmodel import layerwise as lw
+
+    dnn, cluster = pricer.dnn, pricer.cluster
+    prefix = np.stack([np.minimum.accumulate(pricer.compute_table(l, config.n_workers))
+                       for l in range(len(dnn.layers))])
+    threads = np.unique(np.arange(1, cluster.cores + 1))
+    r = np.arange(1, (config.n_workers if config.n_ps else 1) + 1)
+    reads = dp._read_costs(pricer.layer_model, dnn, cluster, config, r, threads)
+    q = threads[None, :] * r[:, None] * config.n_replicas
+    node = (prefix[:, config.n_workers // r][:, :, None]
+            * lw.interference_factor(threads, cluster.interference)[None, None, :] / q[None]
+            + np.moveaxis(reads, 2, 0))
+    return node.reshape(len(dnn.layers), -1).min(axis=1).sum() * config.epoch_samples
+
+
+@pytest.mark.parametrize("layers, mw_position, read_bandwidth", [
+    (2, 0.0, "machine"), (8, 1.0, "thread"), (4, 0.3, "machine")])
+def test_triple_bounds_stop_early_and_equal_every_r(layers, mw_position, read_bandwidth):
+    """Trying R in chunks and stopping once the reads alone are too dear gives the bound of
+    every R, to the bit."""
+    dnn = DNN(name="prefix", layers=zoo.load("adam-imagenet22k").layers[:layers])
+    model = LayerWise(working_set="layer", mw_position=mw_position, read_bandwidth=read_bandwidth)
+    pricer = dp.Pricer(model, dnn, zoo.cluster("yan2015").replace(machines=300))
+    configs = [Config(n_workers=w, n_replicas=r, n_ps=p, epoch_samples=15_000_000)
+               for p, r, w in dp.useful_triples(300) if w in (1, 2, 7, 17, 40, 150, 299)]
+    got = dp.triple_bounds(pricer, configs)
+    assert got.tolist() == [_triple_bound_every_r(pricer, c) for c in configs]

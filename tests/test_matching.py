@@ -111,6 +111,25 @@ def test_lexicographic_on_larger_tied_matrices(seed, w, top):
     assert _is_lexicographic_min(a, x)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), w=st.integers(1, 40), top=st.integers(0, 3),
+       blocks=st.integers(1, 4))
+def test_vectorized_tie_break_equals_the_plain_one(seed, w, top, blocks):
+    """The tie-break with candidates flagged for all segments at once (array operations) makes
+    the same moves as checking every segment in turn: the same assignment, on heavily tied
+    matrices, also block-structured ones like layer replicas' (kron of a count matrix)."""
+    rng = np.random.default_rng(seed)
+    s = int(rng.integers(1, w + 1))
+    a = rng.integers(0, top + 1, size=(w, s))
+    if blocks > 1:
+        a = np.kron(np.eye(blocks, dtype=np.int64), a) + np.kron(
+            np.ones((blocks, blocks), dtype=np.int64), rng.integers(0, 2, size=(w, s)))
+    rows, cols = linear_sum_assignment(a.astype(float), maximize=True)
+    x = np.empty(a.shape[1], dtype=np.int64)
+    x[cols] = rows
+    np.testing.assert_array_equal(mt._lexicographic(a, x), mt._lexicographic_plain(a, x))
+
+
 def test_tie_cases_with_known_answers():
     np.testing.assert_array_equal(mt.match_segments(np.zeros((4, 3), dtype=int)), [0, 1, 2])
     np.testing.assert_array_equal(mt.match_segments([[1, 0], [1, 1], [0, 1]]), [0, 1])

@@ -18,12 +18,21 @@ Prints, in one run:
   :mod:`optimizer.exhaustive` (``optimize(..., exhaustive=True)``, same
   answer) on the small cases where the brute force finishes (3-8 machines,
   2-3 layers, 1-2 cores);
+* with ``--reference TREE`` (a checkout of the project, e.g. the main
+  branch before a change), whether the same search run from that tree's
+  ``optimizer`` gives the same ranking (configurations and T_epoch), for
+  every (L, N) of the table: the check that a faster program still gives
+  the answers it gave;
 * one line to paste into docs/benchmarks.md.
+
+``--large`` runs N in (1024, 2048, 4096) once each (budget 600 s unless
+given), for the growth beyond 1,024 machines.
 
 Usage::
 
     python tests/benchmarks/bench_optimizer.py [--repeats 3] [--budget 120]
                                                [--machines 20 64 256 1024] [--layers 2 4 8]
+                                               [--large] [--reference TREE]
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import statistics
 import time
 
 MACHINES = (20, 64, 256, 1024)
+LARGE = (1024, 2048, 4096)
 LAYERS = (2, 4, 8)
 #: (machines, layers, cores) where the brute force finishes within about a minute.
 SMALL = ((3, 2, 2), (4, 3, 1), (4, 3, 2), (6, 2, 2), (6, 3, 1), (8, 2, 2))
@@ -56,8 +66,13 @@ def _problem(layers: int, machines: int, cores: int | None = None):
     return LayerWise(working_set="layer"), dnn, cluster
 
 
-def _run(conn, machines: int, layers: int, cores, exhaustive: bool) -> None:
-    """Child process: one search, timed inside (imports and process start excluded)."""
+def _run(conn, machines: int, layers: int, cores, exhaustive: bool, tree=None) -> None:
+    """Child process: one search, timed inside (imports and process start excluded); with
+    ``tree``, the ``optimizer`` and ``perfmodel`` of that checkout."""
+    if tree is not None:
+        import sys
+
+        sys.path.insert(0, tree)
     from optimizer import dp
 
     model, dnn, cluster = _problem(layers, machines, cores)
@@ -68,15 +83,18 @@ def _run(conn, machines: int, layers: int, cores, exhaustive: bool) -> None:
     conn.send({"seconds": seconds, "score": result.best.score,
                "triples": result.meta.get("solved", result.meta["triples"]),
                "pruned": result.meta.get("pruned", 0), "evaluated": result.n_evaluated,
-               "best": f"{best.n_workers}/{best.n_replicas}/{best.n_ps}"})
+               "best": f"{best.n_workers}/{best.n_replicas}/{best.n_ps}",
+               "ranked": [(f"{c.config.n_workers}/{c.config.n_replicas}/{c.config.n_ps}",
+                           c.score) for c in result.ranked],
+               "module": dp.__file__})
     conn.close()
 
 
-def timed(machines: int, layers: int, *, cores=None, exhaustive=False, budget=None):
+def timed(machines: int, layers: int, *, cores=None, exhaustive=False, budget=None, tree=None):
     """One cold search in a child process; None if it passes ``budget`` seconds (then stopped)."""
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_run, args=(child, machines, layers, cores, exhaustive))
+    proc = ctx.Process(target=_run, args=(child, machines, layers, cores, exhaustive, tree))
     proc.start()
     child.close()
     # the child's own clock excludes its start-up; allow a few seconds of start-up here
@@ -115,14 +133,25 @@ def slope(points) -> float | None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--budget", type=float, default=120.0,
-                        help="seconds; a search past it is stopped (default 120)")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds; a search past it is stopped (default 120, 600 with --large)")
     parser.add_argument("--once-above", type=float, default=20.0,
                         help="run once only when a search takes longer (default 20 s)")
     parser.add_argument("--machines", type=int, nargs="+", default=list(MACHINES))
     parser.add_argument("--layers", type=int, nargs="+", default=list(LAYERS))
     parser.add_argument("--no-exhaustive", action="store_true")
+    parser.add_argument("--large", action="store_true",
+                        help=f"N in {LARGE}, one run each, budget 600 s unless --budget")
+    parser.add_argument("--reference", metavar="TREE",
+                        help="a checkout whose optimizer must give the same rankings")
     args = parser.parse_args(argv)
+    if args.large:
+        if args.machines == list(MACHINES):
+            args.machines = list(LARGE)
+        args.repeats = 1
+        args.no_exhaustive = True
+    if args.budget is None:
+        args.budget = 600.0 if args.large else 120.0
 
     print(f"bench_optimizer: optimizer.dp.optimize on adam-imagenet22k (first L layers), "
           f"zoo:yan2015 (16 cores), N_sample {SAMPLES:,}")
@@ -131,7 +160,7 @@ def main(argv=None) -> None:
           f"budget {args.budget:g} s per search\n")
     print(f"{'L':>2} {'N':>5} {'median s':>10} {'runs':>5} {'triples solved/pruned':>22} "
           f"{'states priced':>14}  best W/R/PS")
-    table = {}
+    table, compared = {}, []
     for layers in args.layers:
         for machines in args.machines:
             med, runs = median_run(machines, layers, args.repeats, args.once_above, args.budget)
@@ -145,6 +174,18 @@ def main(argv=None) -> None:
             print(f"{layers:>2} {machines:>5} {med:>10.3f} {len(runs):>5} "
                   f"{str(r['triples']) + '/' + str(r['pruned']):>22} {r['evaluated']:>14,}  "
                   f"{r['best']}", flush=True)
+            if args.reference:
+                ref = timed(machines, layers, budget=args.budget, tree=args.reference)
+                same = ref is not None and [c for c, _ in ref["ranked"]] == \
+                    [c for c, _ in r["ranked"]] and all(
+                        math.isclose(a, b, rel_tol=1e-9)
+                        for (_, a), (_, b) in zip(ref["ranked"], r["ranked"]))
+                compared.append(same)
+                print(f"{'':>8} reference ({ref['module'] if ref else args.reference}): "
+                      + ("over the budget" if ref is None else
+                         f"{ref['seconds']:.3f} s, {'same ranking' if same else 'DIFFERENT'}"
+                         f" ({len(r['ranked'])} configurations), "
+                         f"{ref['seconds'] / r['seconds']:.1f}x the time"), flush=True)
 
     print("\ngrowth over N (time ~ N^k, least squares on log-log), paper: O(L K N^5 log^2 N)")
     exponents = {}
@@ -190,6 +231,8 @@ def main(argv=None) -> None:
     if speedups:
         parts.append(f"{min(speedups):.0f}-{max(speedups):.0f}x faster than brute force "
                      f"on 3-8 machines, 2-3 layers")
+    if compared:
+        print(f"\nreference {args.reference}: {sum(compared)} of {len(compared)} rankings the same")
     print("\ndocs/benchmarks.md: " + "; ".join(parts) + ".")
 
 
