@@ -432,18 +432,7 @@ class GST:
         w = self._weights()
         r = self.compression_ratio
         pn = packet_count(workload.model_bytes * w * (1.0 - r), self.packet_size)
-        comm = dict(packet_size=self.packet_size, base_delay=base, alpha=self.alpha,
-                    switch_rate=self.switch_rate, hops=self.hops, units=self.units,
-                    arrival_rate=self.arrival_rate)
-        t_c = (compression_time(r, self.compression_time, self.compression_exponent)
-               if self.compression_time > 0 else 0.0)
-        share = max(1.0, n / k) if self.server_link == "shared" else 1.0
-        bc = np.asarray(communication_time(pn * share, bw, **comm), dtype=float)
-        fc = bc + w * t_c
-        ag = np.asarray(max_aggregation_time(pn, n, k, bw, self.agg_a, self.agg_b,
-                                             theta=self.theta, granularity=self.granularity,
-                                             units=self.units, packet_size=self.packet_size),
-                        dtype=float)
+        bc, fc, ag = self._transfers(pn, n, k, bw, base, w)
         bp = w * workload.t_backward
         up = workload.t_update
         if cluster.update_growth != 0:  # the K gradients' update (Cluster.update_growth)
@@ -583,6 +572,25 @@ class GST:
                     (" with eq. 2's tail term" if self.tail else ""))
         return dataclasses.replace(est, epoch_time=epoch, meta=meta)
 
+    def _transfers(self, pn, n, k, bw, base, w):
+        """(BC, FC, AG) seconds of ``pn`` packets per bucket with N workers and K servers
+        (eqs. 10-15): the one computation :meth:`iteration` and :meth:`estimate_many` share,
+        so that both give the same bits."""
+        comm = dict(packet_size=self.packet_size, base_delay=base, alpha=self.alpha,
+                    switch_rate=self.switch_rate, hops=self.hops, units=self.units,
+                    arrival_rate=self.arrival_rate)
+        t_c = (compression_time(self.compression_ratio, self.compression_time,
+                                self.compression_exponent)
+               if self.compression_time > 0 else 0.0)
+        share = np.maximum(1.0, n / k) if self.server_link == "shared" else 1.0
+        bc = np.asarray(communication_time(pn * share, bw, **comm), dtype=float)
+        fc = bc + w * t_c
+        ag = np.asarray(max_aggregation_time(pn, n, k, bw, self.agg_a, self.agg_b,
+                                             theta=self.theta, granularity=self.granularity,
+                                             units=self.units, packet_size=self.packet_size),
+                        dtype=float)
+        return bc, fc, ag
+
     def estimate_many(self, workload: Profile, cluster: Cluster,
                       batch: ConfigBatch) -> BatchEstimate | None:
         """:meth:`estimate`'s step time, throughput and epoch time of every configuration
@@ -605,18 +613,7 @@ class GST:
         r = self.compression_ratio
         pn = float(packet_count(workload.model_bytes * np.array([w]) * (1.0 - r),
                                 self.packet_size)[0])
-        comm = dict(packet_size=self.packet_size, base_delay=base, alpha=self.alpha,
-                    switch_rate=self.switch_rate, hops=self.hops, units=self.units,
-                    arrival_rate=self.arrival_rate)
-        t_c = (compression_time(r, self.compression_time, self.compression_exponent)
-               if self.compression_time > 0 else 0.0)
-        share = np.maximum(1.0, n / k) if self.server_link == "shared" else 1.0
-        bc = np.asarray(communication_time(pn * share, bw, **comm), dtype=float)
-        fc = bc + w * t_c
-        ag = np.asarray(max_aggregation_time(pn, n, k, bw, self.agg_a, self.agg_b,
-                                             theta=self.theta, granularity=self.granularity,
-                                             units=self.units, packet_size=self.packet_size),
-                        dtype=float)
+        bc, fc, ag = self._transfers(pn, n, k, bw, base, w)
         bp = workload.t_backward   # one bucket: BP is exposed whole, as in iteration()
         up = workload.t_update
         if cluster.update_growth != 0:

@@ -25,7 +25,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import statistics
+import os
+import sys
 import time
 import tracemalloc
 
@@ -36,6 +37,9 @@ from perfmodel.baselines import LinAsync
 from perfmodel.coarse import AllReduceCoarse, SyncCoarse
 from perfmodel.gst.model import GST
 from perfmodel.queueing import AsyncMVA
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from _timing import median_seconds  # noqa: E402
 
 MODELS = {"sync": SyncCoarse(), "allreduce": AllReduceCoarse(), "lin": LinAsync(),
           "async": AsyncMVA(), "gst": GST()}
@@ -55,12 +59,7 @@ def keep_all(model, workload, cluster, top=5):
 
 def cpu(fn, repeats: int):
     """Median CPU seconds of ``fn()`` over ``repeats`` calls, and its last result."""
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.process_time()
-        out = fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times), out
+    return median_seconds(fn, repeats, clock=time.process_time)
 
 
 def peak_mib(fn) -> float:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import heapq
 import math
+import os
 import platform
 import statistics
 import sys
@@ -47,6 +48,9 @@ import numpy as np
 
 from perfmodel.sim import Op, Step, Trace, numba_available, simulate
 from perfmodel.sim.engine import draws
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from _timing import median_seconds  # noqa: E402
 
 try:
     import simpy
@@ -229,14 +233,9 @@ def throughput(ends, mode, warm):
 
 # ---------------------------------------------------------------------- timing
 
-def cpu_median(fn, repeats):
-    """Median CPU seconds of ``fn()`` over ``repeats`` calls, and the last result."""
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.process_time()
-        out = fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times), out
+def cpu_median(fn, repeats: int):
+    """Median CPU seconds of ``fn()`` over ``repeats`` calls, and its last result."""
+    return median_seconds(fn, repeats, clock=time.process_time)
 
 
 def run_case(trace, K, steps, mode, sharing, engines, args, per_event) -> float:
