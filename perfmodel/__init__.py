@@ -14,6 +14,7 @@ Specs and results
    Cluster -- machines, network and hardware constants [specs]
    Config -- workers per replica, replicas, parameter servers, mode [specs]
    Estimate -- step time, throughput, phases, bottleneck of one configuration [result]
+   PHASES -- the phase names every model's estimate uses, with their meanings [result]
 
 Models
 ------
@@ -87,6 +88,7 @@ __version__ = "0.1.0"
 _WHERE = {
     "Layer": ("specs", None), "DNN": ("specs", None), "Profile": ("specs", None),
     "Cluster": ("specs", None), "Config": ("specs", None), "Estimate": ("result", None),
+    "PHASES": ("result", None),
     "SyncCoarse": ("coarse", None), "AllReduceCoarse": ("coarse", None),
     "LockStep": ("coarse", None), "AsyncMVA": ("queueing", None), "GST": ("gst", None),
     "LayerWise": ("layerwise", None), "TraceSim": ("sim", None),

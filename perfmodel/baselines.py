@@ -266,7 +266,8 @@ class Cynthia:
     One worker's step is ``T_P max(1, W U_1 / n_ps) + 2 T_C``; its phases are
     ``downlink`` and ``uplink`` (T_C each) and ``forward`` and ``backward``
     stretched by ``max(1, W U_1 / n_ps)``.  The bottleneck is ``"network"``
-    when ``W U_1 / n_ps > 1``, else ``"worker"``.
+    when ``W U_1 / n_ps > 1`` (the formula does not tell the link's directions
+    apart), else ``"compute"``.
 
     Examples
     --------
@@ -306,7 +307,7 @@ class Cynthia:
                 "equation": "Li et al. 2020 Sec. 1: W K / (T_P max(1, W U_1) + 2 T_C)"}
         est = Estimate.from_phases(phases, config.n_replicas * workload.batch_size,
                                    epoch_samples=config.epoch_samples, meta=meta)
-        return dataclasses.replace(est, bottleneck="network" if stretch > 1 else "worker")
+        return dataclasses.replace(est, bottleneck="network" if stretch > 1 else "compute")
 
 
 # --------------------------------------------------------------------------
@@ -316,8 +317,11 @@ class Cynthia:
 #: Optimus speed functions: synchronous (5 coefficients) and asynchronous (4).
 OPTIMUS_MODES = ("sync", "async")
 _N_COEF = {"sync": 5, "async": 4}
-_PHASES = {"sync": ("compute", "fixed", "communication", "worker_overhead", "server_overhead"),
-           "async": ("compute", "communication", "worker_overhead", "server_overhead")}
+_TERMS = {"sync": ("compute", "fixed", "communication", "worker_overhead", "server_overhead"),
+          "async": ("compute", "communication", "worker_overhead", "server_overhead")}
+#: The phase (:data:`perfmodel.result.PHASES`) of each Optimus term.
+_PHASE_OF = {"compute": "compute", "communication": "network", "fixed": "overhead",
+             "worker_overhead": "overhead", "server_overhead": "overhead"}
 
 
 def _optimus_features(workers, n_ps, mode, global_batch):
@@ -503,10 +507,12 @@ class Optimus:
     Notes
     -----
     The coefficients must be in seconds (fit to speeds in steps/s) for
-    :meth:`estimate` to be meaningful.  Phases: sync ``compute`` (a M/w),
-    ``fixed`` (b), ``communication`` (c w/p), ``worker_overhead`` (d w),
-    ``server_overhead`` (e p), summing to the step time; async the same
-    without ``fixed``, summing to one worker's step time.
+    :meth:`estimate` to be meaningful.  The terms (``meta["terms"]``, s):
+    sync ``compute`` (a M/w), ``fixed`` (b), ``communication`` (c w/p),
+    ``worker_overhead`` (d w), ``server_overhead`` (e p), summing to the step
+    time; async the same without ``fixed``, summing to one worker's step
+    time.  Phases: ``compute``, ``network`` (communication) and ``overhead``
+    (the rest).
 
     Examples
     --------
@@ -562,9 +568,13 @@ class Optimus:
             m = float(w * workload.batch_size)
         terms = [float(ci * f) for ci, f in zip(self.coefficients,
                                                 _optimus_features(w, p, self.mode, m))]
-        phases = dict(zip(_PHASES[self.mode], terms))
+        own = dict(zip(_TERMS[self.mode], terms))
+        phases: dict = {}
+        for term, seconds in own.items():
+            phases[_PHASE_OF[term]] = phases.get(_PHASE_OF[term], 0.0) + seconds
         samples = m if self.mode == "sync" else w * workload.batch_size
         meta = {"model": "Optimus", "mode": self.mode, "coefficients": self.coefficients,
+                "terms": own,
                 "global_batch": m, "train_error": self.train_error, "workers": w, "n_ps": p}
         return Estimate.from_phases(phases, samples, epoch_samples=config.epoch_samples,
                                     meta=meta)

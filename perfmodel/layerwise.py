@@ -95,7 +95,7 @@ from .result import Estimate
 from .specs import DNN, Cluster, Config
 
 __all__ = [
-    "COMPONENTS", "feedforward_compute_time", "backprop_compute_time", "weight_update_time",
+    "COMPONENTS", "PHASE_OF", "feedforward_compute_time", "backprop_compute_time", "weight_update_time",
     "transfer_time", "threaded_compute_time", "interference_factor", "thread_bandwidth",
     "thread_latency", "weight_read_time_max", "weight_read_time_min", "weight_read_time",
     "weight_read_terms_max", "weight_read_terms_min",
@@ -105,6 +105,9 @@ __all__ = [
 
 #: Components of T_epoch (Yan et al. 2015, Sec. 4): per-sample U_f, M_f, U_b, M_b, U_w and M_w.
 COMPONENTS = ("U_f", "M_f", "U_b", "M_b", "U_w", "M_w")
+#: The phase name (:data:`perfmodel.result.PHASES`) of each component in an estimate.
+PHASE_OF = {"U_f": "forward", "M_f": "activations", "U_b": "backward", "M_b": "errors",
+            "U_w": "update", "M_w": "weights"}
 
 
 # ---------------------------------------------------------------- formulas
@@ -686,14 +689,16 @@ class LayerWise:
         read_period = cluster.read_period or 1
         table = self.layer_table(dnn, cluster, config, plan)
         reads = self.weight_reads(dnn, cluster, config, plan)
-        phases = {c: sum(getattr(t, c) / t.parallelism for t in table) for c in COMPONENTS[:5]}
-        phases["M_w"] = reads["M_w"] * self.reads_per_sample(cluster, config)
+        phases = {PHASE_OF[c]: sum(getattr(t, c) / t.parallelism for t in table)
+                  for c in COMPONENTS[:5]}
+        phases["weights"] = reads["M_w"] * self.reads_per_sample(cluster, config)
         worst = max(table, key=lambda t: t.total / t.parallelism)
         layers = [dict(t.plan.to_dict(), name=t.name, parallelism=t.parallelism,
                        c_muladd=t.c_muladd,
                        **{c: getattr(t, c) for c in COMPONENTS[:5]},
                        epoch_share=samples * t.total / t.parallelism) for t in table]
-        meta = {"model": "LayerWise", "mw_position": self.mw_position,
+        meta = {"model": "LayerWise", "terms": {v: k for k, v in PHASE_OF.items()},
+                "mw_position": self.mw_position,
                 "cache_model": self.cache_model, "weight_size": self.weight_size,
                 "read_bandwidth": self.read_bandwidth, "read_term": self.read_term,
                 "working_set": self.working_set,
@@ -709,7 +714,9 @@ class LayerWise:
 
         ``step_time`` is seconds per sample of the whole job (T_epoch / N_sample),
         ``throughput`` samples per second, ``epoch_time`` T_epoch, ``phases``
-        the per-sample components U_f, M_f, U_b, M_b, U_w, M_w.
+        the per-sample components under their :data:`~perfmodel.result.PHASES`
+        names (U_f: ``forward``, M_f: ``activations``, U_b: ``backward``, M_b:
+        ``errors``, U_w: ``update``, M_w: ``weights``; ``meta["terms"]``).
         """
         if not isinstance(workload, DNN):
             raise SpecError("workload", f"LayerWise needs a DNN spec, got {type(workload).__name__}")

@@ -56,9 +56,17 @@ __all__ = ["scalability", "model_scalability", "ceiling_line", "estimates_over_w
 #: File formats :func:`save` writes, by file suffix.
 FORMATS = ("png", "svg")
 
-#: Colour of each resource kind in :func:`gantt` and :func:`phase_breakdown`.
+#: Colour of each resource kind in :func:`gantt` and of each phase
+#: (:data:`perfmodel.result.PHASES`) in :func:`phase_breakdown`: a phase has
+#: the same colour whichever model reports it.
 RESOURCE_COLORS = {"downlink": "tab:blue", "worker": "tab:orange", "uplink": "tab:green",
-                   "ps": "tab:red", "update": "tab:red", "compute": "tab:orange"}
+                   "ps": "tab:red", "update": "tab:red", "compute": "tab:orange",
+                   "forward": "tab:orange", "backward": "tab:brown", "input": "tab:gray",
+                   "network": "tab:blue", "activations": "tab:cyan", "errors": "tab:olive",
+                   "aggregate": "tab:pink", "allreduce": "tab:purple", "weights": "gold",
+                   "straggler": "black", "cpu_ceiling": "lightgray", "overhead": "silver",
+                   "timeouts": "darkred", "intra_reduce": "lightgreen",
+                   "intra_broadcast": "lightblue"}
 
 
 def pyplot():

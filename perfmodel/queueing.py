@@ -791,7 +791,7 @@ class AsyncSolution:
         when ``overlap``).  They sum to ``step_time``.
     utilization : dict of str to float
         Utilization of one ``"uplink"``, ``"update"`` (server) and ``"downlink"``
-        station, and ``"worker"``: the largest busy fraction of a worker's
+        station, and ``"compute"``: the largest busy fraction of a worker's
         compute, ``X_k (T_F + T_B)``.
     queue_length : dict of str to float, jobs
         Mean number of tasks at one uplink, server and downlink station.
@@ -831,7 +831,7 @@ class AsyncSolution:
 
     @property
     def bottleneck(self) -> str:
-        """The most utilized station: ``"uplink"``, ``"update"``, ``"downlink"``, ``"worker"``."""
+        """The most utilized station: ``"uplink"``, ``"update"``, ``"downlink"``, ``"compute"``."""
         return max(self.utilization, key=self.utilization.get)
 
 
@@ -1008,7 +1008,7 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     >>> {k: round(float(v[0]), 4) for k, v in sol.phases.items()}
     {'downlink': 0.1298, 'forward': 0.1, 'backward': 0.2, 'uplink': 0.1298, 'update': 0.0106}
     >>> {k: round(v, 3) for k, v in sol.utilization.items()}
-    {'uplink': 0.561, 'update': 0.07, 'downlink': 0.561, 'worker': 0.526}
+    {'uplink': 0.561, 'update': 0.07, 'downlink': 0.561, 'compute': 0.526}
     """
     m = _v.scalar("model_bytes", model_bytes)
     b = _v.scalar("bandwidth", bandwidth, positive=True, finite=False)
@@ -1076,7 +1076,7 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
         phases={name: np.asarray(v, dtype=float)[inverse] for name, v in phases.items()},
         utilization={"uplink": float(util[0]), "update": float(util[1]),
                      "downlink": float(util[2]),
-                     "worker": float(np.max(per_worker * compute))},
+                     "compute": float(np.max(per_worker * compute))},
         queue_length={"uplink": float(queue[0]), "update": float(queue[1]),
                       "downlink": float(queue[2])},
         discipline=links, rho_fcfs=rho,
@@ -1477,7 +1477,7 @@ class AsyncMVA:
     mean response times per station per step (they sum to the step time), its
     ``throughput`` ``steps/s * batch_size`` (samples/s of all workers) and its
     ``bottleneck`` the most utilized station (``"uplink"``, ``"update"``,
-    ``"downlink"`` or ``"worker"``).  ``meta`` carries the steps/s, the
+    ``"downlink"`` or ``"compute"``).  ``meta`` carries the steps/s, the
     utilizations, the discipline selected by eq. 5 and ``rho_fcfs``.
 
     Examples

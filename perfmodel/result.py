@@ -15,7 +15,33 @@ from typing import Any
 
 from . import units
 
-__all__ = ["Estimate", "one_line", "seconds_text", "cut_text"]
+__all__ = ["Estimate", "PHASES", "one_line", "seconds_text", "cut_text"]
+
+#: The one set of phase names every model's ``Estimate.phases`` and
+#: ``Estimate.bottleneck`` use, with what each means.  A model's own terms
+#: (Yan et al.'s U_f..M_w, Zhang et al.'s IO..UP) are in its ``meta["terms"]``.
+PHASES = {
+    "input": "loading and preprocessing the batch",
+    "downlink": "model or weights sent to the workers (a pull, a broadcast)",
+    "forward": "forward pass on the worker",
+    "backward": "backward pass on the worker",
+    "compute": "forward and backward together, when a model does not split them",
+    "activations": "activations sent between the machines of one model replica",
+    "errors": "backpropagated errors sent between the machines of one model replica",
+    "uplink": "gradients sent to the parameter servers (a push)",
+    "network": "uplink and downlink together, when a model does not split them",
+    "aggregate": "parameter servers aggregating the gradients",
+    "allreduce": "gradients exchanged among the workers (all-reduce)",
+    "update": "applying the gradients to the weights",
+    "weights": "weights read from the parameter servers by a model-parallel replica",
+    "straggler": "waiting for the slowest worker beyond the mean",
+    "timeouts": "stalled for retransmission timeouts on a lossy link",
+    "intra_reduce": "gradients reduced among the GPUs of one machine",
+    "intra_broadcast": "weights broadcast to the GPUs of one machine",
+    "cpu_ceiling": "slowed to the CPU ceiling that measured runs put on the speed",
+    "overhead": "a fitted term no physical phase explains (Optimus's fixed, per-worker "
+                "and per-server terms)",
+}
 
 
 def _interval(pair, throughput: float) -> tuple[float, float]:
@@ -140,9 +166,10 @@ class Estimate:
     throughput : float, samples/s
         Samples processed per second by the whole job.
     phases : mapping of str to float, s
-        Exposed seconds per phase; they sum to ``step_time``.
+        Exposed seconds per phase; they sum to ``step_time``.  The names
+        are those of :data:`PHASES` for every model of the toolkit.
     bottleneck : str
-        Name of the dominant phase or resource.
+        Name of the dominant phase or resource (a :data:`PHASES` name).
     epoch_time : float or None, s
         Time of one epoch, when the epoch size is known.
     meta : mapping

@@ -91,7 +91,7 @@ def test_cynthia_estimate():
     assert est.throughput == pytest.approx(x)
     assert sum(est.phases.values()) == pytest.approx(est.step_time)
     assert est.bottleneck == "network"
-    assert Cynthia().estimate(PROFILE, CLUSTER, Config(n_replicas=1)).bottleneck == "worker"
+    assert Cynthia().estimate(PROFILE, CLUSTER, Config(n_replicas=1)).bottleneck == "compute"
     with pytest.raises(SpecError, match="utilization"):
         Cynthia(utilization=2.0)
 

@@ -184,6 +184,6 @@ def test_gst_own_spread_wins():
 def test_gst_update_growth_by_hand():
     base = GST(layer_pipeline=False).estimate(PROF, CLU, K4)
     grown = GST(layer_pipeline=False).estimate(PROF, CLU.replace(update_growth=1.0), K4)
-    assert grown.phases["up"] == pytest.approx(0.04, rel=1e-12)
+    assert grown.phases["update"] == pytest.approx(0.04, rel=1e-12)
     assert grown.step_time - base.step_time == pytest.approx(0.03, rel=1e-9)
     assert grown.meta["update_growth"] == 1.0

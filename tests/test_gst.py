@@ -582,10 +582,12 @@ def test_model_zero_variance_is_the_hand_sum():
     est = GST(**HAND).estimate(PROFILE, CLUSTER, CONFIG)
     assert isinstance(est, Estimate)
     assert est.step_time == pytest.approx(HAND_STEP, rel=1e-12)
-    assert dict(est.phases) == pytest.approx({"io": 0.05, "fp": 0.1, "bp": 0.2, "fc": 0.0801,
-                                              "ag": 6.999988e-4, "bc": 0.0801, "up": 0.01,
+    assert dict(est.phases) == pytest.approx({"input": 0.05, "forward": 0.1, "backward": 0.2,
+                                              "uplink": 0.0801, "aggregate": 6.999988e-4,
+                                              "downlink": 0.0801, "update": 0.01,
                                               "straggler": 0.0}, rel=1e-12)
-    assert est.bottleneck == "bp"
+    assert est.meta["terms"]["uplink"] == "FC" and est.meta["terms"]["downlink"] == "BC"
+    assert est.bottleneck == "backward"
     assert est.throughput == pytest.approx(4 * 32 / HAND_STEP)
     assert est.meta["p50"] == pytest.approx(HAND_STEP)
     assert est.meta["p99"] == pytest.approx(HAND_STEP)
@@ -597,13 +599,13 @@ def test_model_shared_server_link_by_hand():
     """4 workers on 2 servers: each server's link carries 2 workers' shares, both ways."""
     shared = GST(**dict(HAND, server_link="shared")).estimate(PROFILE, CLUSTER, CONFIG)
     # eq. 10: 1e-4 s base delay + 2 x 100,000 packets x 1000 B / 1.25 GB/s
-    assert shared.phases["fc"] == pytest.approx(1e-4 + 0.16, rel=1e-12)
-    assert shared.phases["bc"] == pytest.approx(1e-4 + 0.16, rel=1e-12)
+    assert shared.phases["uplink"] == pytest.approx(1e-4 + 0.16, rel=1e-12)
+    assert shared.phases["downlink"] == pytest.approx(1e-4 + 0.16, rel=1e-12)
     assert shared.step_time == pytest.approx(HAND_STEP + 2 * 0.08, rel=1e-12)
     # As many servers as workers: the worker's own link is the barrier, nothing changes.
     even = CONFIG.replace(n_ps=4)
     assert GST(**dict(HAND, server_link="shared")).estimate(PROFILE, CLUSTER, even).phases[
-        "fc"] == pytest.approx(GST(**HAND).estimate(PROFILE, CLUSTER, even).phases["fc"])
+        "uplink"] == pytest.approx(GST(**HAND).estimate(PROFILE, CLUSTER, even).phases["uplink"])
     with pytest.raises(SpecError, match="server_link"):
         GST(server_link="fair")
 
@@ -635,7 +637,7 @@ def test_model_epoch_time_eq9_by_hand():
     assert tailed.epoch_time == pytest.approx(10 * HAND_STEP, rel=1e-12)
     # with the IO pipeline IO hides after the first iteration
     piped = GST(**dict(HAND, io_pipeline=True)).estimate(PROFILE, CLUSTER, cfg)
-    assert piped.phases["io"] == 0.0
+    assert piped.phases["input"] == 0.0
     assert piped.epoch_time == pytest.approx(10 * (HAND_STEP - 0.05) + 0.05 - 0.0901, rel=1e-12)
 
 
@@ -649,7 +651,7 @@ def test_model_pipelines_and_layers():
     assert sum(many.phases.values()) == pytest.approx(many.step_time)
     # relative layer sizes in forward order: the last (output) layer is sent first
     weighted = GST(**dict(base, layers=(1, 1, 8))).estimate(PROFILE, CLUSTER, CONFIG)
-    assert weighted.phases["bp"] == pytest.approx(0.2)
+    assert weighted.phases["backward"] == pytest.approx(0.2)
     assert GST(layers=4).layers == 4 and GST(layers=[1, 3]).layers == (0.25, 0.75)
 
 
@@ -657,14 +659,14 @@ def test_model_units_and_network_options():
     printed = GST(**HAND).estimate(PROFILE, CLUSTER, CONFIG)
     sound = GST(units="sound", **HAND).estimate(PROFILE, CLUSTER, CONFIG)
     # sound: delay (0.04 + 0.1599976) / 2 = 0.0999988 s instead of 9.99988e-5 s
-    assert sound.phases["ag"] == pytest.approx(0.0999988 + 6e-4, rel=1e-12)
+    assert sound.phases["aggregate"] == pytest.approx(0.0999988 + 6e-4, rel=1e-12)
     assert sound.step_time > printed.step_time
     queued = GST(switch_rate=1e6, hops=2, **HAND).estimate(PROFILE, CLUSTER, CONFIG)
-    assert queued.phases["fc"] == pytest.approx(0.0801 + 2 / (1e6 - 1 / 1.25e9))
+    assert queued.phases["uplink"] == pytest.approx(0.0801 + 2 / (1e6 - 1 / 1.25e9))
     with pytest.raises(Infeasible, match="unstable"):
         GST(switch_rate=1e5, units="sound", **HAND).estimate(PROFILE, CLUSTER, CONFIG)
     own = GST(base_delay=0.0, **HAND).estimate(PROFILE, CLUSTER, CONFIG)
-    assert own.phases["fc"] == pytest.approx(0.08)
+    assert own.phases["uplink"] == pytest.approx(0.08)
 
 
 def test_model_with_a_heavy_tailed_distribution():

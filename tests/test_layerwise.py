@@ -59,10 +59,10 @@ def test_one_layer_one_worker_is_the_sum_of_its_components():
     est = lw.LayerWise(threads=1).estimate(dnn, cluster, Config(n_ps=0, epoch_samples=1000))
     # U_f = 1e-9 * 1000 + 5e-9 * 10; U_b = 0 (no next layer) + 2e-9 * 10; U_w = 1e-9 * 1000
     u_f, u_b, u_w = 1.05e-6, 2e-8, 1e-6
-    assert est.phases["U_f"] == pytest.approx(u_f)
-    assert est.phases["U_b"] == pytest.approx(u_b)
-    assert est.phases["U_w"] == pytest.approx(u_w)
-    assert est.phases["M_f"] == est.phases["M_b"] == est.phases["M_w"] == 0.0
+    assert est.phases["forward"] == pytest.approx(u_f)
+    assert est.phases["backward"] == pytest.approx(u_b)
+    assert est.phases["update"] == pytest.approx(u_w)
+    assert est.phases["activations"] == est.phases["errors"] == est.phases["weights"] == 0.0
     assert est.epoch_time == pytest.approx(1000 * (u_f + u_b + u_w))
     assert est.epoch_time == pytest.approx(1000 * sum(est.phases.values()))
 

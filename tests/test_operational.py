@@ -198,7 +198,7 @@ def test_select_model_caps_the_chosen_estimate_at_the_runs_cpu_ceiling():
         low, high = est.throughput_interval
         assert low <= est.throughput <= high
         if (w, p) == (8, 1):             # 2.25 s of server CPU against the model's 1.77 s
-            assert free.throughput > top and est.bottleneck == "cpu ceiling"
+            assert free.throughput > top and est.bottleneck == "cpu_ceiling"
             assert sum(est.phases.values()) == pytest.approx(est.step_time)
             assert est.phases["cpu_ceiling"] > 0
         else:
@@ -238,12 +238,12 @@ def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
     chosen = select_model(prof, clu, load_measurements(path), cpu_capacity=2.0).chosen
     est = chosen.estimate(prof, clu, Config(n_replicas=8))
     assert record["throughput"] == pytest.approx(est.throughput)
-    assert record["bottleneck"] == "cpu ceiling"
+    assert record["bottleneck"] == "cpu_ceiling"
     # without the capacity the readings are unused, and the why text says so
     code = main(["predict", "--measurements", str(path), "--workers", "8", "--format", "json"])
     out, _ = capsys.readouterr()
     (record,) = json.loads(out)["records"]
-    assert code == 0 and record["bottleneck"] != "cpu ceiling"
+    assert code == 0 and record["bottleneck"] != "cpu_ceiling"
     assert "CPU readings are unused without cpu_capacity" in record["why"]
     path.write_text("workers,n_ps,bandwidth,throughput,server_cpu\n1,1,10Gbps,100,x\n")
     code = main(["predict", "--measurements", str(path), "--workers", "8"])
@@ -274,7 +274,7 @@ def test_cli_cpu_capacity_flag(capsys, tmp_path):
         assert code == 0
         (record,) = json.loads(out)["records"]
         tops.append((record["throughput"], record["bottleneck"]))
-    assert tops[0][1] == "cpu ceiling" and tops[1][0] > tops[0][0]
+    assert tops[0][1] == "cpu_ceiling" and tops[1][0] > tops[0][0]
     code = main(["predict", "--measurements", str(path), "--workers", "8", "--cpu-capacity",
                  "-1"])
     _, err = capsys.readouterr()

@@ -403,7 +403,7 @@ def test_simulate_range_and_summary():
     assert [r.step_time for r in out] == pytest.approx(
         [sync_step_time(M, B, TF, TB, TS, k, "ps") for k in (1, 2, 3)])
     summary = json.loads(json.dumps(out[-1].summary()))
-    assert summary["bottleneck"] == "worker" and summary["meta"]["workers"] == 3   # 0.24 < 0.3
+    assert summary["bottleneck"] == "compute" and summary["meta"]["workers"] == 3   # 0.24 < 0.3
 
 
 # ---------------------------------------------------------------- Chrome trace

@@ -262,8 +262,8 @@ def test_read_options_by_hand(cluster, dnns):
     for key in ("M_w_min", "M_w_max"):
         assert reads["machine"][key] - lat == pytest.approx(
             (reads["thread"][key] - lat) / cluster.cores, rel=1e-12)
-    printed = LayerWise().estimate(dnn, cluster, cfg).phases["M_w"]
-    per_replica = LayerWise(read_term="per_replica").estimate(dnn, cluster, cfg).phases["M_w"]
+    printed = LayerWise().estimate(dnn, cluster, cfg).phases["weights"]
+    per_replica = LayerWise(read_term="per_replica").estimate(dnn, cluster, cfg).phases["weights"]
     assert per_replica == pytest.approx(printed / 9, rel=1e-12)
     layer = LayerWise(working_set="layer").estimate(dnn, cluster, cfg)
     assert layer.epoch_time > 0 and layer.meta["working_set"] == "layer"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..layerwise import COMPONENTS, PHASE_OF
 from ..sweep import grid_records
 from .common import (
     DEFAULTS,
@@ -32,7 +33,7 @@ def _layer_rows(est) -> list[dict]:
     for layer in est.meta["layers"]:
         row = {"layer": layer["name"], "P": layer["partitions"], "H": layer["threads"],
                "R": layer["replicas"]}
-        row.update({f"{c}_ms": layer[c] * 1e3 for c in ("U_f", "M_f", "U_b", "M_b", "U_w")})
+        row.update({f"{PHASE_OF[c]}_ms": layer[c] * 1e3 for c in COMPONENTS[:5]})
         row["epoch_min"] = layer["epoch_share"] / 60.0
         rows.append(row)
     return rows

@@ -511,7 +511,7 @@ def _under_ceiling(est: Estimate, ceiling, config: Config) -> Estimate:
     interval = (None if est.throughput_interval is None else
                 tuple(v * ratio for v in est.throughput_interval))
     return dataclasses.replace(
-        est, step_time=step, throughput=top, phases=phases, bottleneck="cpu ceiling",
+        est, step_time=step, throughput=top, phases=phases, bottleneck="cpu_ceiling",
         epoch_time=None if est.epoch_time is None else est.epoch_time / ratio,
         throughput_interval=interval, meta=dict(est.meta, cpu_ceiling=top))
 
@@ -632,7 +632,7 @@ class Calibrated:
         Widening beyond ``calibration_workers`` (see the module docstring).
     ceiling : perfmodel.operational.UtilizationCeiling or None
         The CPU ceiling of the calibration runs (:func:`cpu_ceiling`); a sync
-        estimate above it is slowed to it (``bottleneck = "cpu ceiling"``,
+        estimate above it is slowed to it (``bottleneck = "cpu_ceiling"``,
         a ``cpu_ceiling`` phase holds the added seconds).
     alternatives : tuple of Calibrated
         The other candidates the runs cannot rule out (:func:`plausible`):

@@ -76,6 +76,7 @@ best_compression_ratio      the ratio minimizing the step time (Fig. 6)
 speedup_ratio               speedup of N workers over one
 bottleneck_evaluation       speedup and comm/comp ratio grids (Fig. 5)
 PROCESSES, PHASES           processes of an iteration, phases of an estimate
+PHASE_OF, TERMS             a process's phase name, a phase's paper name
 INTERVALS                   intervals ``GST`` can attach
 ==========================  =====================================================
 
@@ -112,8 +113,10 @@ from .maxima import (
 from .model import (
                      GST,
                      INTERVALS,
+                     PHASE_OF,
                      PHASES,
                      PROCESSES,
+                     TERMS,
                      best_compression_ratio,
                      bottleneck_evaluation,
                      compression_time,
@@ -138,7 +141,8 @@ from .pipelines import io_pipeline, layer_pipeline, type1_completion, type2_comp
 
 __all__ = [
     # constants
-    "PROCESSES", "PHASES", "UNITS", "METHODS", "INTERVALS", "BLOM_ALPHA", "BLOM_MAX_ERROR",
+    "PROCESSES", "PHASES", "PHASE_OF", "TERMS", "UNITS", "METHODS", "INTERVALS", "BLOM_ALPHA",
+    "BLOM_MAX_ERROR",
     # maxima of normals (eqs. 7-9)
     "expected_max_normal", "max_normal_std", "max_normal_cdf", "max_normal_sf",
     "max_normal_pdf", "max_normal_ppf", "expected_max_normals", "clark_expected_max",

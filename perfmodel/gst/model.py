@@ -74,7 +74,7 @@ from .network import UNITS, barrier_links, communication_time, max_aggregation_t
 from .pipelines import layer_pipeline
 
 __all__ = [
-    "PROCESSES", "PHASES", "INTERVALS", "SERVER_LINKS",
+    "PROCESSES", "PHASE_OF", "PHASES", "TERMS", "INTERVALS", "SERVER_LINKS",
     # use cases (Sec. V-C)
     "compression_time", "speedup_ratio", "best_compression_ratio", "bottleneck_evaluation",
     # model
@@ -83,9 +83,14 @@ __all__ = [
 
 #: The processes of one iteration (Sec. III-A, Definitions 1-3), in time order.
 PROCESSES = ("io", "fp", "bp", "fc", "ag", "bc", "up")
+#: The phase name (:data:`perfmodel.result.PHASES`) of each process in an estimate.
+PHASE_OF = {"io": "input", "fp": "forward", "bp": "backward", "fc": "uplink",
+            "ag": "aggregate", "bc": "downlink", "up": "update"}
 #: Phases of a :class:`GST` estimate: the processes' exposed times and the
 #: expected excess of the slowest worker over the mean (eqs. 7-9).
-PHASES = PROCESSES + ("straggler",)
+PHASES = tuple(PHASE_OF[p] for p in PROCESSES) + ("straggler",)
+#: The paper's name of each phase (``meta["terms"]``).
+TERMS = {PHASE_OF[p]: p.upper() for p in PROCESSES}
 #: Intervals :class:`GST` can attach (``interval=``; None: none).
 INTERVALS = ("iteration",)
 #: Readings of the barrier link (``server_link=``, module notes).
@@ -329,7 +334,7 @@ class GST:
     >>> # 0.1 + 0.2 + 2 * 4 * 0.08 (4 workers share the server's link) + 0.01,
     >>> # AG delay 0.000133 (eqs. 15-16 as printed), 0.01 e(4)
     >>> round(est.step_time, 6), est.bottleneck
-    (0.96043, 'fc')
+    (0.96043, 'uplink')
     """
 
     sigma: float = 0.0
@@ -516,10 +521,12 @@ class GST:
         Returns
         -------
         Estimate
-            Step time = expected GST; phases are the exposed processes plus
-            ``"straggler"``; ``meta["p50"]``, ``meta["p99"]``: step-time
-            percentiles; ``epoch_time`` by eq. 9 when ``config.epoch_samples``
-            is set.
+            Step time = expected GST; phases are the exposed processes under
+            their :data:`PHASES` names (IO: ``input``, FP: ``forward``, BP:
+            ``backward``, FC: ``uplink``, AG: ``aggregate``, BC: ``downlink``,
+            UP: ``update``; ``meta["terms"]``) plus ``"straggler"``;
+            ``meta["p50"]``, ``meta["p99"]``: step-time percentiles;
+            ``epoch_time`` by eq. 9 when ``config.epoch_samples`` is set.
 
         Raises
         ------
@@ -537,7 +544,7 @@ class GST:
             raise Infeasible(f"the slowest of {n} workers has an infinite expected time "
                              f"under {self.distribution!r}")
         exposed = it["exposed"]
-        phases = dict(exposed)
+        phases = {PHASE_OF[p]: v for p, v in exposed.items()}
         phases["straggler"] = strag["mean"]
         fixed = it["worker_mean"] + exposed["ag"]
         samples = n * cluster.gpus_per_machine * workload.batch_size
@@ -546,6 +553,7 @@ class GST:
         compute = times["fp"] + times["bp"] + times["up"]
         side, count = barrier_links(n, config.n_ps)
         meta = {"model": "GST", "equation": "Zhang et al. 2023 eqs. 1-18 (GST, eq. 17 split, eq. 9)",
+                "terms": TERMS,
                 "workers": n, "n_ps": config.n_ps, "units": self.units,
                 "p50": fixed + strag["p50"], "p99": fixed + strag["p99"],
                 "worker_mean": it["worker_mean"], "sigma": strag["sigma"],
@@ -630,7 +638,8 @@ class GST:
                 worker = worker + value
         base_sigma, _ = self.spread_sigma(workload, cluster)
         sigma = base_sigma + self.cv * worker
-        phases = dict(exposed, straggler=expected_max_normal(n, 0.0, sigma))
+        phases = {PHASE_OF[p]: v for p, v in exposed.items()}
+        phases["straggler"] = expected_max_normal(n, 0.0, sigma)
         samples = n * cluster.gpus_per_machine * workload.batch_size
         out = BatchEstimate.from_phases(phases, samples, None)
         if batch.epoch_samples is None:

@@ -142,7 +142,7 @@ import numpy as np
 from .. import _validate as _v
 from ..errors import SpecError
 from . import _kernel, _kernel_jit
-from .trace import RESOURCES, Trace
+from .trace import PHASE_OF, RESOURCES, Trace
 
 __all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "SERVER_CPUS", "ENGINES", "AUTO_JITTER",
            "AUTO_NUMBA_SIZE", "TIMEOUT_STREAM", "TIMEOUT_POSITIONS", "SimResult", "simulate",
@@ -408,8 +408,11 @@ class SimResult:
 
     @property
     def bottleneck(self) -> str:
-        """The resource kind with the most time on the critical path."""
-        return max(self.critical, key=self.critical.get) if self.critical else ""
+        """The phase (:data:`~perfmodel.sim.trace.PHASE_OF`: ``"compute"`` for the
+        workers, ``"update"`` for the servers) of the resource kind with the most
+        time on the critical path; ``critical`` and ``utilization`` stay keyed by
+        the trace's resource kinds."""
+        return PHASE_OF[max(self.critical, key=self.critical.get)] if self.critical else ""
 
     def summary(self) -> dict:
         """JSON-ready summary (no per-step arrays)."""

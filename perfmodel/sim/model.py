@@ -36,7 +36,7 @@ from .engine import (
     SimResult,
     simulate,
 )
-from .trace import COMMUNICATION, Op, Step, Trace, from_layers
+from .trace import COMMUNICATION, PHASE_OF, Op, Step, Trace, from_layers
 
 __all__ = ["ARCHITECTURES", "PHASES", "SERVER_SPLITS", "TraceSim", "BlockTrace", "ProfiledTrace",
            "simulate_range", "split_servers", "shard_servers", "update_factor"]
@@ -46,7 +46,7 @@ ARCHITECTURES = ("ps", "allreduce")
 #: How a one-server trace is spread over several servers (:attr:`TraceSim.server_split`).
 SERVER_SPLITS = ("auto", "even", "tensor")
 #: Estimate phase of each resource kind (critical-path seconds per step).
-PHASES = {"downlink": "downlink", "worker": "compute", "uplink": "uplink", "ps": "update"}
+PHASES = PHASE_OF
 
 _SUFFIXES = (" pull", " push", " update")
 

@@ -74,11 +74,13 @@ from ..errors import SpecError
 from ..pipedream import PipeDreamGraph, layer_table
 from ..specs import Profile
 
-__all__ = ["RESOURCES", "COMMUNICATION", "COMPUTATION", "Op", "Step", "Trace",
+__all__ = ["RESOURCES", "PHASE_OF", "COMMUNICATION", "COMPUTATION", "Op", "Step", "Trace",
            "from_layers", "from_pipedream"]
 
 #: Resources an op can use, in the order of Li et al. 2022, Algorithm 1.
 RESOURCES = ("downlink", "worker", "uplink", "ps")
+#: The phase name (:data:`perfmodel.result.PHASES`) of each resource kind.
+PHASE_OF = {"downlink": "downlink", "worker": "compute", "uplink": "uplink", "ps": "update"}
 #: Resources whose ops carry ``bytes`` (transmissions).
 COMMUNICATION = ("downlink", "uplink")
 #: Resources whose ops carry ``seconds`` (computations).
