@@ -92,7 +92,6 @@ from __future__ import annotations
 import functools
 import heapq
 import math
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -326,7 +325,7 @@ def _at_most(exact: list, optional: bool) -> tuple[np.ndarray, list]:
 def _search_all(job: Job, cluster: Cluster, machines: int) -> tuple[tuple, int]:
     try:
         result = search(job.model, job.workload, cluster, machines=machines,
-                        objective="throughput", top=sys.maxsize)
+                        objective="throughput", per_machines=True)
     except Infeasible:
         return (), 0
     return result.ranked, result.n_evaluated
@@ -337,8 +336,8 @@ def throughput_curve(job: Job, cluster: Cluster, machines: int | None = None, *,
     """Best throughput of ``job`` with at most m machines, for m = 0..``machines``.
 
     One :func:`optimizer.search.search` over every configuration that fits
-    ``machines`` (its candidates ranked by throughput), bucketed by the
-    machines each configuration uses, then a running maximum.
+    ``machines``, keeping the fastest at each machine count
+    (``per_machines=True``), then a running maximum.
 
     Parameters
     ----------

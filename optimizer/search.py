@@ -97,7 +97,7 @@ def candidate_configs(machines: int, *, servers: str = "ps", max_workers_per_rep
 def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None = None,
            objective: str = "throughput", configs: Iterable[Config] | None = None,
            top: int = 5, servers: str | None = None, epoch_samples: int | None = None,
-           min_efficiency: float | None = None,
+           min_efficiency: float | None = None, per_machines: bool = False,
            progress: Callable[[int], None] | None = None, _batch: bool = True) -> SearchResult:
     """Evaluate every candidate configuration with ``model`` and rank them.
 
@@ -124,6 +124,11 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
         Keep only configurations whose scaling efficiency -- throughput over
         (workers x the throughput of one worker with one server) -- reaches it:
         a scheduler's "do not waste more than 1 - e of the machines".
+    per_machines : bool
+        Rank the best candidate of each machine count instead of the ``top``
+        overall (``top`` is then not used): what a cluster scheduler sharing
+        machines among jobs needs (:func:`optimizer.allocate.throughput_curve`),
+        holding one candidate per count rather than all of them.
     progress : callable, optional
         Called with the number of configurations evaluated so far.
 
@@ -159,7 +164,8 @@ def search(model: Any, workload: Any, cluster: Cluster, *, machines: int | None 
     start = time.perf_counter()
     floor = _efficiency_floor(model, workload, cluster, servers, min_efficiency)
     many = getattr(model, "estimate_many", None) if _batch else None
-    state = _State(model, workload, cluster, objective, int(top), floor, min_efficiency)
+    state = _State(model, workload, cluster, objective, int(top), floor, min_efficiency,
+                   bool(per_machines))
     n = 0
     for batch, given in blocks:
         priced = many(workload, cluster, batch) if many is not None and batch is not None \
@@ -264,6 +270,18 @@ def _kept_best(p: np.ndarray, s: np.ndarray, idx: np.ndarray, k: int) -> np.ndar
     return keep
 
 
+def _kept_per_group(p: np.ndarray, s: np.ndarray, idx: np.ndarray,
+                    group: np.ndarray) -> np.ndarray:
+    """Mask of the first candidate of each group in the order of the sort."""
+    keep = np.zeros(len(p), dtype=bool)
+    if len(p):
+        order = np.lexsort((idx, s, p, group))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = group[order][1:] != group[order][:-1]
+        keep[order[first]] = True
+    return keep
+
+
 def _kept_worst(p: np.ndarray, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Mask of the last candidate in the order of the sort (the worst)."""
     keep = np.zeros(len(p), dtype=bool)
@@ -276,16 +294,17 @@ class _State:
     """What a search keeps: the candidates that may still rank (or be the worst), with
     their configurations and the estimates already made, the refusals, the first reason."""
 
-    def __init__(self, model, workload, cluster, objective, top, floor, min_efficiency):
+    def __init__(self, model, workload, cluster, objective, top, floor, min_efficiency,
+                 per_machines=False):
         self.model, self.workload, self.cluster = model, workload, cluster
-        self.objective, self.top = objective, top
+        self.objective, self.top, self.per_machines = objective, top, per_machines
         self.floor, self.min_efficiency = floor, min_efficiency
         empty = np.empty(0)
-        self.best = (np.empty(0, dtype=np.int64), empty, empty)
-        self.worst = (np.empty(0, dtype=np.int64), empty, empty)
+        self.best = (np.empty(0, dtype=np.int64), empty, empty, np.empty(0, dtype=np.int64))
+        self.worst = (np.empty(0, dtype=np.int64), empty, empty, np.empty(0, dtype=np.int64))
         self.configs: dict = {}     # index -> Config of a kept candidate
         self.estimates: dict = {}   # index -> Estimate already made
-        self.pending: list = []     # (index, primary, secondary) of one-by-one candidates
+        self.pending: list = []     # (index, primary, secondary, machines) of one-by-one ones
         self.refused: list = []     # (index, refusal)
         self.reason: tuple | None = None   # (index, text) of the first rejection
         self.scored = 0
@@ -313,7 +332,7 @@ class _State:
             return
         key = objective_value(self.objective, est, config)
         self.configs[index], self.estimates[index] = config, est
-        self.pending.append((index, key[0], key[1]))
+        self.pending.append((index, key[0], key[1], config.machines))
         self.scored += 1
         if len(self.pending) >= max(_FLUSH, 4 * min(self.top, 1 << 20)):
             self._merge(None, None)
@@ -351,7 +370,7 @@ class _State:
             return
         self.scored += len(ok)
         primary, secondary = _keys(self.objective, priced, batch)
-        new = (ok + offset, primary[ok], secondary[ok])
+        new = (ok + offset, primary[ok], secondary[ok], batch.machines[ok])
         self._merge(new, lambda j: given[j - offset] if given is not None
                     else batch.config(j - offset))
 
@@ -359,18 +378,21 @@ class _State:
         """Fold new keys (and the pending one-by-one keys) into the kept sets."""
         parts = [new] if new is not None else []
         if self.pending:
-            idx, p, s = zip(*self.pending)
+            idx, p, s, g = zip(*self.pending)
             parts.append((np.array(idx, dtype=np.int64), np.array(p, dtype=float),
-                          np.array(s, dtype=float)))
+                          np.array(s, dtype=float), np.array(g, dtype=np.int64)))
             self.pending = []
         if not parts:
             return
-        idx, p, s = (np.concatenate([self.best[j], *(q[j] for q in parts)]) for j in range(3))
-        keep = _kept_best(p, s, idx, self.top)
-        self.best = (idx[keep], p[keep], s[keep])
-        idx, p, s = (np.concatenate([self.worst[j], *(q[j] for q in parts)]) for j in range(3))
+        idx, p, s, g = (np.concatenate([self.best[j], *(q[j] for q in parts)])
+                        for j in range(4))
+        keep = (_kept_per_group(p, s, idx, g) if self.per_machines
+                else _kept_best(p, s, idx, self.top))
+        self.best = (idx[keep], p[keep], s[keep], g[keep])
+        idx, p, s, g = (np.concatenate([self.worst[j], *(q[j] for q in parts)])
+                        for j in range(4))
         keep = _kept_worst(p, s, idx)
-        self.worst = (idx[keep], p[keep], s[keep])
+        self.worst = (idx[keep], p[keep], s[keep], g[keep])
         alive = set(self.best[0].tolist()) | set(self.worst[0].tolist())
         for j in alive - self.configs.keys():
             self.configs[j] = config_of(j)
@@ -396,7 +418,9 @@ class _State:
         if not self.scored:
             why = f": {self.reason[1]}" if self.reason else ""
             raise Infeasible(f"no configuration fits {machines} machines{why}")
-        ranked = [c for _, _, c in self._candidates(self.best[0])][:self.top]
+        ranked = [c for _, _, c in self._candidates(self.best[0])]
+        if not self.per_machines:
+            ranked = ranked[:self.top]
         worst = self._candidates(self.worst[0])[-1][2]
         self.refused.sort(key=lambda t: t[0])
         return SearchResult(best=ranked[0], ranked=tuple(ranked), n_evaluated=n,

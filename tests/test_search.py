@@ -338,3 +338,24 @@ def test_config_batch_checks_shapes():
     assert len(batch) == 2 and batch.machines.tolist() == [3, 9]
     assert batch.config(1) == Config(n_workers=2, n_replicas=4, n_ps=1, mode="async",
                                      epoch_samples=10)
+
+
+@pytest.mark.parametrize("objective", ["throughput", "time", "cost"])
+@pytest.mark.parametrize("model", BATCH_MODELS, ids=MODEL_IDS)
+def test_per_machines_is_the_best_of_each_count_of_the_whole_ranking(model, objective):
+    """Grouping the full ranking by machine count gives what per_machines keeps, on
+    both paths (estimate_many and estimate one by one)."""
+    for cluster in CLUSTERS:
+        try:
+            full = search(model, PROFILE, cluster, machines=23, objective=objective,
+                          top=10**6, epoch_samples=1_281_167)
+        except Infeasible:
+            continue
+        first: dict = {}
+        for cand in full.ranked:
+            first.setdefault(cand.config.machines, cand)
+        for batch in (True, False):
+            per = search(model, PROFILE, cluster, machines=23, objective=objective,
+                         per_machines=True, epoch_samples=1_281_167, _batch=batch)
+            assert list(per.ranked) == sorted(first.values(), key=full.ranked.index)
+            assert per.best == full.best and per.n_evaluated == full.n_evaluated

@@ -10,6 +10,10 @@ ones):
   configuration (``search(..., _batch=False)``; it also keeps only the top k);
 * ``keep-all`` (with ``--keep-all``): the loop before batch pricing, which
   estimated each configuration and kept every candidate, reproduced here;
+* with ``--per-machines``, a second table: the best configuration at every
+  machine count (what :func:`optimizer.allocate.throughput_curve` needs),
+  ``search(per_machines=True)`` against ranking every candidate
+  (``top=sys.maxsize``, how the curve was built before) and grouping;
 
 each as CPU seconds (``time.process_time``, median of ``--repeats`` runs for
 the batch path, one run for the others), peak traced memory (``tracemalloc``,
@@ -19,6 +23,7 @@ that every path finds the same best configuration (and the same ranked list).
 Usage::
 
     python tests/benchmarks/bench_search.py [--machines 1024] [--repeats 5] [--keep-all]
+                                            [--per-machines]
                                             [--models sync allreduce lin async gst]
 """
 
@@ -78,6 +83,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--keep-all", action="store_true",
                         help="also time the loop that keeps every candidate (slow)")
+    parser.add_argument("--per-machines", action="store_true",
+                        help="also time the best-per-machine-count search (slow reference)")
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     args = parser.parse_args()
     profile = zoo.profile("resnet50-pipedream")
@@ -92,6 +99,25 @@ def main() -> None:
     for name in args.models:
         row = _row(name, MODELS[name], profile, cluster, args)
         print(row, flush=True)
+    if args.per_machines:
+        print("\nbest at every machine count: per_machines=True against ranking all "
+              "(top=sys.maxsize) and grouping; CPU s")
+        print(f"{'model':<10} {'counts':>7} {'per-machines s':>15} {'rank-all s':>11} "
+              f"{'ratio':>6}  same")
+        for name in args.models:
+            print(_per_machines_row(name, MODELS[name], profile, cluster, args), flush=True)
+
+
+def _per_machines_row(name, model, profile, cluster, args) -> str:
+    fast_s, fast = cpu(lambda: search(model, profile, cluster, per_machines=True),
+                       args.repeats)
+    slow_s, slow = cpu(lambda: search(model, profile, cluster, top=sys.maxsize), 1)
+    first: dict = {}
+    for cand in slow.ranked:
+        first.setdefault(cand.config.machines, cand)
+    same = list(fast.ranked) == sorted(first.values(), key=slow.ranked.index)
+    return (f"{name:<10} {len(fast.ranked):>7} {fast_s:>15.3f} {slow_s:>11.2f} "
+            f"{slow_s / fast_s:>5.0f}x  {'yes' if same else 'NO'}")
 
 
 def _row(name, model, profile, cluster, args) -> str:
