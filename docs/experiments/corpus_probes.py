@@ -1,0 +1,162 @@
+"""Rules tried on the corpus and not adopted (docs/validation.md, "Tried, not adopted").
+
+Each probe replays a simplified user path on the loss-free regimes of the
+committed ns-3 corpus (``perfmodel/zoo/validation/ns3_corpus.csv``): a
+model's uncalibrated prediction, scaled by one factor fitted on the 1- and
+2-worker runs, predicts 3-16 workers; the mean of each regime's mean relative
+error is printed per split (train / test).  The probes are cruder than
+``perfmodel validate matrix --only corpus`` (no tunables, no overlap
+correction in ``forkjoin``) and meant to compare rules with each other.
+
+    python docs/experiments/corpus_probes.py forkjoin   # async: servers as a fork-join
+    python docs/experiments/corpus_probes.py fade       # sync: misfit fading beyond P
+    python docs/experiments/corpus_probes.py blend      # async: lock-step to MVA
+    python docs/experiments/corpus_probes.py convoy     # ns-3: c087 without jitter
+
+``convoy`` runs ns-3 (the ``ns3`` extra, about a minute).
+"""
+
+import collections
+import sys
+
+import numpy as np
+
+from perfmodel import zoo
+from perfmodel.fit.corpus import MIN_RTO, _measurements
+from perfmodel.fit.selection import default_candidates
+from perfmodel.measurements import measured_cluster, measured_profile
+from perfmodel.placement import ns3_corpus
+from perfmodel.placement.ns3_corpus import CORPUS_PATH, read_rows
+from perfmodel.queueing import async_throughput
+from perfmodel.specs import Cluster
+
+GOODPUT = 1448 / 1502   # TCP/IP headers of the corpus's segments
+
+
+def regimes(mode: str):
+    """(regime rows sorted by workers) of the loss-free regimes of ``mode``."""
+    by = collections.defaultdict(list)
+    for r in read_rows(CORPUS_PATH):
+        by[r["regime"]].append(r)
+    for _, rows in sorted(by.items()):
+        rows.sort(key=lambda r: int(r["workers"]))
+        if rows[0]["mode"] == mode and not any(
+                int(r["queue_drops"]) > 0 for r in rows if int(r["workers"]) > 2):
+            yield rows
+
+
+def ratios(rows, names):
+    """measured / uncalibrated prediction of each candidate at each worker count."""
+    f = rows[0]
+    overlap = f["overlap"] in ("1", "True", "true")
+    profile = zoo.profile(f"{f['dnn']}-pipedream").replace(
+        t_update=float(f["t_update"]), batch_size=int(f["batch_size"]))
+    cluster = Cluster(machines=40, nic_bandwidth=float(f["bandwidth"]),
+                      compute_cv=float(f["compute_cv"]), retransmit_timeout=MIN_RTO)
+    models = {c.name: c.model for c in default_candidates(f["mode"], overlap=overlap,
+                                                          simulate=True)}
+    out = {}
+    for m in _measurements(rows):
+        out[m.workers] = [m.throughput / models[n].estimate(
+            measured_profile(profile, m), measured_cluster(cluster, m), m.config()).throughput
+            for n in names]
+    return out
+
+
+def scaled_error(r: dict) -> float:
+    """Mean error at 3+ workers of a prediction scaled to the 1- and 2-worker runs (r: K ->
+    measured / predicted)."""
+    factor = np.mean([r[1], r[2]])
+    return float(np.mean([abs(factor / v - 1) for k, v in r.items() if k >= 3]))
+
+
+def report(errors: dict) -> None:
+    for rule, by_split in errors.items():
+        print(f"{rule:<28}" + "  ".join(f"{s} {np.mean(v):.1%} ({len(v)})"
+                                        for s, v in sorted(by_split.items())))
+
+
+def _fork_join_mva(think: float, stations, workers: int) -> float:
+    """Exact single-class MVA with load-dependent stations: ``stations`` are (demand s,
+    servers c), rate ``min(n, c) / s`` with n jobs present (c = 1: processor sharing)."""
+    marginals = [np.r_[1.0, np.zeros(workers)] for _ in stations]
+    x = 0.0
+    for n in range(1, workers + 1):
+        j = np.arange(1, n + 1)
+        resp = [np.sum(j * s / np.minimum(j, c) * p[:n]) for (s, c), p in zip(stations, marginals)]
+        x = n / (think + sum(resp))
+        for (s, c), p in zip(stations, marginals):
+            new = np.zeros(workers + 1)
+            new[1:n + 1] = x * s / np.minimum(j, c) * p[:n]
+            new[0] = max(0.0, 1.0 - new[1:].sum())
+            p[:] = new
+    return x
+
+
+def forkjoin() -> None:
+    """Async: a worker's push and pull to P servers as one fork-join over the P server
+    links (each link a processor-sharing station of P servers' capacity, the update
+    in parallel on the P shards) against P stations visited in turn (the default)."""
+    errors = collections.defaultdict(lambda: collections.defaultdict(list))
+    for rows in regimes("async"):
+        f = rows[0]
+        p, link = int(f["n_ps"]), float(f["bandwidth"]) * GOODPUT
+        prof = zoo.profile(f"{f['dnn']}-pipedream")
+        m, z, tu = prof.model_bytes, prof.t_forward + prof.t_backward, float(f["t_update"])
+        meas = {int(r["workers"]): float(r["throughput"]) / int(r["batch_size"]) for r in rows}
+        series = {"P stations in turn": {k: async_throughput(m, link, prof.t_forward,
+                                                             prof.t_backward, tu, k, "ps",
+                                                             n_ps=p) for k in meas},
+                  "fork-join over P links": {k: _fork_join_mva(
+                      z, [(m / link, p), (tu / p, 1), (m / link, p)], k) for k in meas}}
+        for rule, pred in series.items():
+            errors[rule][f["split"]].append(scaled_error({k: meas[k] / pred[k] for k in meas}))
+    report(errors)
+
+
+def fade() -> None:
+    """Sync: the 1- and 2-worker misfit applied in full (default) or fading as
+    ``(max(P, 2) / K) ** a`` beyond P workers, where the servers' NICs take over."""
+    errors = collections.defaultdict(lambda: collections.defaultdict(list))
+    for rows in regimes("sync"):
+        f = rows[0]
+        p = int(f["n_ps"])
+        r = {k: v[0] for k, v in ratios(rows, ["sync-ps"]).items()}
+        misfit = np.mean([r[1], r[2]])
+        for a in (None, 0.5, 1.0, 2.0):
+            errs = []
+            for k, v in r.items():
+                if k < 3:
+                    continue
+                factor = misfit if a is None else 1 - (1 - misfit) * min(1, max(p, 2) / k) ** a
+                errs.append(abs(factor / v - 1))
+            rule = "in full" if a is None else f"fading, a = {a}"
+            errors[rule][f["split"]].append(float(np.mean(errs)))
+    report(errors)
+
+
+def blend() -> None:
+    """Async: the geometric blend ``lockstep ** (1 - w) * mva ** w`` of the lock-step model
+    and the MVA (w = 1: the MVA alone)."""
+    errors = collections.defaultdict(lambda: collections.defaultdict(list))
+    for rows in regimes("async"):
+        r = ratios(rows, ["async-lockstep", "async-mva"])
+        for w in (0.0, 0.5, 0.7, 1.0):
+            errors[f"w = {w}"][rows[0]["split"]].append(
+                scaled_error({k: v[0] ** (1 - w) * v[1] ** w for k, v in r.items()}))
+    report(errors)
+
+
+def convoy(name: str = "c087") -> None:
+    """ns-3 on a fair-queued 1 Gbps link with constant compute: do async workers that
+    start together stay together (processor sharing keeps equal transfers' gaps)?"""
+    regime = dict(next(r for r in ns3_corpus.design() if r["regime"] == name), jitter="none")
+    for workers in (2, 4, 8):
+        run = ns3_corpus.regime_run(regime, workers, async_steps=30, warmup=0, batches=1)
+        spread = run.ends.max(axis=0) - run.ends.min(axis=0)
+        print(f"{name}, {workers} workers, no jitter: {run.throughput:.1f} samples/s; spread "
+              f"of the n-th gradient (s), n = 1..10: {np.round(spread[:10], 2).tolist()}")
+
+
+if __name__ == "__main__":
+    {"forkjoin": forkjoin, "fade": fade, "blend": blend, "convoy": convoy}[sys.argv[1]]()
