@@ -11,7 +11,8 @@ __all__ = ["selected_model", "workload_of", "check_selection_flags"]
 
 #: Flags that only shape what `--measurements` selects (flag, argparse dest).
 SELECTION_FLAGS = (("--lossy", "lossy"), ("--simulate", "simulate"), ("--link", "link"),
-                   ("--cpu-capacity", "cpu_capacity"), ("--trace", "trace"))
+                   ("--cpu-capacity", "cpu_capacity"), ("--trace", "trace"),
+                   ("--calibration", "calibration"))
 
 
 def workload_of(args, profile):
@@ -43,7 +44,8 @@ def selected_model(args, profile, cluster):
                                  lossy=bool(getattr(args, "lossy", False)),
                                  simulate=bool(getattr(args, "simulate", False)),
                                  link_sharing=getattr(args, "link", None),
-                                 cpu_capacity=getattr(args, "cpu_capacity", None))
+                                 cpu_capacity=getattr(args, "cpu_capacity", None),
+                                 calibration=getattr(args, "calibration", None) or "auto")
     except SpecError as err:
         if err.field != "cpu_capacity":
             raise

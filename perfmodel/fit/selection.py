@@ -9,7 +9,11 @@ measured configurations of one job on one network, this module
   measurements by :func:`perfmodel.fit.grid.fit_tunables` (grid search, tunables
   in the cluster file: ``link_efficiency``, ``sharing_weight``,
   ``update_growth``; model options such as ``rho_threshold``), with
-  leave-one-out (LOO) residuals;
+  leave-one-out (LOO) residuals; for a sync job on a loss-free link whose
+  runs span less than a factor :data:`SHAPE_SPAN` in workers, the
+  fair-sharing candidates by their level instead (one slowdown of every
+  step, :mod:`perfmodel.fit.level`: such runs show how much slower the job
+  runs than the model, not how the gap grows with the workers);
 * chooses among them (:func:`choose`): the candidates valid in the job's
   regime; among them those that agree with the prior (below) unless another
   beats them by :data:`EVIDENCE`; the lowest LOO error, and within
@@ -180,10 +184,12 @@ from ..sim.model import BlockTrace, ProfiledTrace
 from ..sim.trace import Trace
 from ..specs import Cluster, Config, Profile
 from .grid import error_objective, fit_tunables, predict_measurements
+from .level import SLOWDOWNS, Leveled
 from .timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_timeout_band
 
 __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "plausible",
-           "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS",
+           "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS", "LEVELED", "level_candidate",
+           "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level",
            "ModelCandidate", "candidate_grid", "variant_candidate", "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "ASYNC_EVIDENCE_WORKERS", "Calibrated",
@@ -230,6 +236,16 @@ TUNABLE_GRIDS: Mapping[str, tuple] = {
     "timeout_probability": (0.0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07,
                             0.08, 0.09, 0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3, 0.4, 0.5),
 }
+
+#: Sync candidates calibrated by their level on a loss-free link (:func:`level_candidate`):
+#: the fair-sharing ones, which the prior prefers; the FIFO-only ones keep their tunables.
+LEVELED = ("sync-ps", "sim-ps")
+#: How :func:`select_model` calibrates them (``calibration=``).
+CALIBRATIONS = ("auto", "level", "tunables")
+#: Least span of the runs' worker counts (largest over smallest) for
+#: ``calibration="auto"`` to fit the tunables: runs closer together (1 and 2 workers)
+#: show how much slower the job runs than the model, not how the step grows with K.
+SHAPE_SPAN = 3
 
 #: The simulator's coarser grids (each point is a simulation); other tunables as above.
 SIM_TUNABLE_GRIDS: Mapping[str, tuple] = {
@@ -359,7 +375,8 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
                        simulate: bool = False, blocks: int = 4, sim_steps: int = 40,
                        sim_warmup: int = 4, replications: int | None = None,
                        server_cpu: str = "own", lossy: bool | None = False,
-                       trace: Trace | None = None) -> tuple[ModelCandidate, ...]:
+                       trace: Trace | None = None, leveled: bool = False
+                       ) -> tuple[ModelCandidate, ...]:
     """The candidates for a parameter-server job: the registry's ``"selection"`` variants.
 
     Parameters
@@ -401,6 +418,11 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
         and the link efficiency; None (unknown): q is fitted last, only when
         there are more points than the other tunables; False (default, the
         papers' loss-free link): q stays 0.
+    leveled : bool
+        For a sync job on a loss-free link, calibrate the fair-sharing
+        candidates (:data:`LEVELED`) by their level instead of their tunables
+        (:func:`level_candidate`): what runs at one or two worker counts can
+        determine (:mod:`perfmodel.fit.level`).
 
     Returns
     -------
@@ -418,8 +440,30 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     """
     _check_job(mode, lossy)
     sim = _simulation_options(sim_steps, sim_warmup, replications, server_cpu, lossy)
-    return tuple(_registry_candidates("selection", mode, overlap, simulate, lossy=lossy,
-                                      simulation=sim, blocks=blocks, trace=trace))
+    cands = _registry_candidates("selection", mode, overlap, simulate, lossy=lossy,
+                                 simulation=sim, blocks=blocks, trace=trace)
+    if leveled and mode == "sync" and lossy is False:
+        cands = [level_candidate(c) if c.name in LEVELED else c for c in cands]
+    return tuple(cands)
+
+
+def calibrated_by_level(calibration: str, workers) -> bool:
+    """Whether ``calibration`` (of :func:`select_model`) fits the level on runs at these
+    worker counts: ``"auto"`` when they span less than a factor :data:`SHAPE_SPAN`."""
+    if calibration not in CALIBRATIONS:
+        raise SpecError("calibration", f"expected one of {', '.join(CALIBRATIONS)}, "
+                                       f"got {calibration!r}")
+    return calibration == "level" or (
+        calibration == "auto" and max(workers) < SHAPE_SPAN * min(workers))
+
+
+def level_candidate(cand: ModelCandidate) -> ModelCandidate:
+    """``cand`` calibrated by its level (:class:`~perfmodel.fit.level.Leveled`: one
+    slowdown of every step) instead of its tunables.  Fitted by its level, the
+    simulator is no more exact than eq. 7 fitted by its level, so it loses the
+    preference for exact candidates: the runs decide, then the simpler."""
+    return dataclasses.replace(cand, model=Leveled(cand.model), grid={"slowdown": SLOWDOWNS},
+                               exact_links=())
 
 
 def matrix_candidates(mode: str = "sync", *, overlap: bool = False, blocks: int = 4,
@@ -1017,7 +1061,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  level: float = 0.9, tolerance: float = 0.01,
                  extrapolation: str = "growth", lossy: bool | None = False,
                  timeout_band: float = TIMEOUT_BAND, simulate: bool = False,
-                 cpu_capacity: float | None = None) -> Selection:
+                 cpu_capacity: float | None = None, calibration: str = "auto") -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1081,6 +1125,15 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         only if some run saturated, which the runs do not say; the ``why``
         text says the readings went unused).  Leave-one-out errors are the
         models' own, before the cap.
+    calibration : {"auto", "level", "tunables"}
+        How the default sync candidates that share the link fairly are
+        calibrated on a loss-free link (``lossy=False``): ``"level"``, one
+        slowdown of every step (:mod:`perfmodel.fit.level`); ``"tunables"``,
+        the link efficiency and the update growth (the simulator: the link
+        efficiency); ``"auto"`` (default): the level when the runs' worker
+        counts span less than a factor :data:`SHAPE_SPAN` (1 and 2 workers:
+        they fix a level, not how the step grows with the workers), else the
+        tunables (:func:`calibrated_by_level`).
 
     Returns
     -------
@@ -1112,8 +1165,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     trace = None
     if isinstance(profile, Trace):
         trace, profile = profile, profile.coarse_profile()
+    by_level = calibrated_by_level(calibration, [m.workers for m in ms])
     cands = tuple(default_candidates(mode, overlap=overlap, lossy=lossy, simulate=simulate,
-                                     trace=trace)
+                                     trace=trace, leveled=by_level)
                   if candidates is None else candidates)
     if not cands:
         raise SpecError("candidates", "needs at least one candidate")
@@ -1141,6 +1195,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     pick, why = choose(scores, tolerance=tolerance, evidence=evidence)
     if spread is not None:
         why += timeout_why(*spread)
+    if fitted[pick] is not None and isinstance(fitted[pick].model, Leveled):
+        counts = len({m.workers for m in ms})
+        why += (f"; calibrated by its level: every step {fitted[pick].model.slowdown:g} times "
+                f"the model's (runs at {counts} worker count{'s' if counts > 1 else ''} show "
+                f"how much slower the job runs, not how that grows with the workers)")
     ceiling = None
     if cpu_capacity is not None:
         if all(m.server_cpu is None for m in ms):

@@ -98,13 +98,17 @@ from .dl2 import (
     utilization_ceiling,
 )
 from .grid import predict_measurements
+from .level import Leveled
 from .selection import (
+    LEVELED,
     LOCKSTEP_CV,
     Score,
     calibrate_candidate,
+    calibrated_by_level,
     choose,
     extrapolated_halfwidth,
     interval_halfwidth,
+    level_candidate,
     matrix_candidates,
     validity,
 )
@@ -623,8 +627,16 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         # on a lossy link the calibration runs' step-time spread holds q near its estimate,
         # as select_model does
         spread = timeouts_from_step_times(prof, cluster, train, mode=first.mode) if lossy else None
-        for name, cand in _ns3_models(first.mode, first.overlap, header.get("blocks", 4),
-                                      horizon, cpu, lossy=lossy).items():
+        models = _ns3_models(first.mode, first.overlap, header.get("blocks", 4), horizon, cpu,
+                             lossy=lossy)
+        # select_model's default on these runs: the fair sync models fitted by their level
+        # (its calibration="auto"); the tunable-fitted ones are still reported
+        by_level = (first.mode == "sync" and not lossy
+                    and calibrated_by_level("auto", [m.workers for m in train]))
+        if by_level:
+            models.update({f"{n} (level)": level_candidate(models[n]) for n in LEVELED
+                           if n in models})
+        for name, cand in models.items():
             if spread is not None:
                 cand = with_timeout_band(cand, spread[0])
             valid, reason = validity(cand, first.mode, first.compute_cv, sharing, LOCKSTEP_CV)
@@ -637,10 +649,12 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
                                             cluster.replace(**dict(cal.overrides)), test)
             except (PerfModelError, Infeasible):
                 continue
-            detail = ", ".join(f"{k}={v:g}" for k, v in cal.overrides.items())
+            fitted_level = ({"slowdown": cal.model.slowdown} if isinstance(cal.model, Leveled)
+                            else {})
+            detail = ", ".join(f"{k}={v:g}" for k, v in {**cal.overrides, **fitted_level}.items())
             cells.append(Cell("ns3", group, first.mode, name, "calibrated", len(train),
                               len(test), *_errors(pred, meas), detail=detail))
-            if name in BASELINES:   # reported, never recommended
+            if name in BASELINES or (by_level and name in LEVELED):   # reported only
                 continue
             scores.append(Score(name, cand.family, valid, reason, cal.loo_error,
                                 n_tunables=len(cand.grid), exact=sharing in cand.exact_links))

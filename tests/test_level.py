@@ -1,0 +1,106 @@
+"""Fitting a model's level: one slowdown of every step (perfmodel.fit.level)."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfmodel import zoo
+from perfmodel.coarse import SyncCoarse
+from perfmodel.errors import SpecError
+from perfmodel.fit.level import SLOWDOWNS, Leveled, leveled
+from perfmodel.fit.selection import LEVELED, default_candidates, select_model
+from perfmodel.measurements import Measurement
+from perfmodel.result import Estimate
+from perfmodel.specs import Cluster, Config
+
+PROFILE = zoo.profile("resnet50-pipedream")
+CLUSTER = Cluster(machines=20, nic_bandwidth="10Gbps")
+
+
+@given(slowdown=st.floats(0.1, 10.0), workers=st.integers(1, 32))
+@settings(max_examples=40, deadline=None)
+def test_every_step_phase_and_epoch_is_slowed_by_the_same_factor(slowdown, workers):
+    config = Config(n_replicas=workers, n_ps=2, epoch_samples=1_000_000)
+    plain = SyncCoarse().estimate(PROFILE, CLUSTER, config)
+    slow = Leveled(SyncCoarse(), slowdown).estimate(PROFILE, CLUSTER, config)
+    assert slow.step_time == pytest.approx(plain.step_time * slowdown, rel=1e-12)
+    assert slow.throughput == pytest.approx(plain.throughput / slowdown, rel=1e-12)
+    assert slow.epoch_time == pytest.approx(plain.epoch_time * slowdown, rel=1e-12)
+    assert math.isclose(sum(slow.phases.values()), slow.step_time, rel_tol=1e-9)
+    assert slow.bottleneck == plain.bottleneck and slow.meta["slowdown"] == slowdown
+
+
+def test_an_interval_is_slowed_with_its_estimate():
+    est = Estimate(step_time=2.0, throughput=10.0, throughput_interval=(8.0, 12.0))
+    assert leveled(est, 2.0).throughput_interval == (4.0, 6.0)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, True, "1.2"])
+def test_a_bad_slowdown_is_named(bad):
+    with pytest.raises(SpecError, match="slowdown"):
+        Leveled(SyncCoarse(), bad)
+
+
+def test_the_grid_tries_the_model_as_it_is_first_and_reaches_three():
+    assert SLOWDOWNS[0] == 1.0 and min(SLOWDOWNS) == 0.7 and max(SLOWDOWNS) == 3.0
+    assert len(set(SLOWDOWNS)) == len(SLOWDOWNS)
+
+
+def test_on_a_loss_free_link_the_fair_sync_candidates_fit_their_level():
+    plain = default_candidates("sync", simulate=True)
+    assert not any(isinstance(c.model, Leveled) for c in plain)
+    for lossy in (False, None, True):
+        cands = {c.name: c for c in default_candidates("sync", simulate=True, lossy=lossy,
+                                                       leveled=True)}
+        for name in LEVELED:
+            leveled_here = isinstance(cands[name].model, Leveled)
+            assert leveled_here == (lossy is False), (name, lossy)
+            if leveled_here:
+                assert list(cands[name].grid) == ["slowdown"]
+                assert cands[name].exact_links == ()
+        assert not isinstance(cands["sync-fcfs"].model, Leveled)
+    assert not any(isinstance(c.model, Leveled)
+                   for c in default_candidates("async", leveled=True))
+
+
+def test_runs_slower_than_eq7_by_a_constant_factor_are_predicted_at_every_size():
+    """Runs made by eq. 7 with every step 1.23 times longer: the selection fits the
+    slowdown on 1 and 2 workers and predicts 16 workers as made."""
+    truth = Leveled(SyncCoarse(sharing="ps"), 1.23)
+    runs = [Measurement(k, 1, CLUSTER.nic_bandwidth,
+                        truth.estimate(PROFILE, CLUSTER, Config(n_replicas=k)).throughput,
+                        PROFILE.batch_size, "sync") for k in (1, 2)]
+    sel = select_model(PROFILE, CLUSTER, runs, mode="sync")
+    assert sel.chosen.name == "sync-ps"
+    want = truth.estimate(PROFILE, CLUSTER, Config(n_replicas=16)).throughput
+    got = sel.chosen.estimate(PROFILE, CLUSTER, Config(n_replicas=16))
+    assert got.throughput == pytest.approx(want, rel=1e-9)
+    assert got.meta["slowdown"] == 1.23
+    assert "every step 1.23 times the model's" in sel.chosen.why
+
+
+def _runs(model, workers, cluster=CLUSTER):
+    return [Measurement(k, 1, cluster.nic_bandwidth,
+                        model.estimate(PROFILE, cluster, Config(n_replicas=k)).throughput,
+                        PROFILE.batch_size, "sync") for k in workers]
+
+
+def test_auto_fits_the_level_on_two_worker_counts_and_the_shape_on_more():
+    """A slower link changes the shape: from runs at 1-6 workers the tunables recover it;
+    runs at 1-2 workers fit the level (the span rule of ``calibration``)."""
+    truth = SyncCoarse(sharing="ps")
+    slow_link = CLUSTER.replace(link_efficiency=0.8)
+    many = select_model(PROFILE, CLUSTER, _runs(truth, range(1, 7), slow_link))
+    assert many.chosen.overrides["link_efficiency"] == pytest.approx(0.8)
+    assert not isinstance(many.chosen.model, Leveled)
+    few = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2, 2), slow_link))
+    assert isinstance(few.chosen.model, Leveled) and few.chosen.model.slowdown > 1
+    forced = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2), slow_link),
+                          calibration="tunables")
+    assert "link_efficiency" in forced.chosen.overrides
+    wide = select_model(PROFILE, CLUSTER, _runs(truth, (1, 12), slow_link))
+    assert wide.chosen.overrides["link_efficiency"] == pytest.approx(0.8)
+    with pytest.raises(SpecError, match="calibration"):
+        select_model(PROFILE, CLUSTER, _runs(truth, (1, 2)), calibration="shape")
