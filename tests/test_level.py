@@ -54,15 +54,16 @@ def test_on_a_loss_free_link_the_fair_sync_candidates_fit_their_level():
     for lossy in (False, None, True):
         cands = {c.name: c for c in default_candidates("sync", simulate=True, lossy=lossy,
                                                        leveled=True)}
-        for name in LEVELED:
+        for name in LEVELED["sync"]:
             leveled_here = isinstance(cands[name].model, Leveled)
             assert leveled_here == (lossy is False), (name, lossy)
             if leveled_here:
                 assert list(cands[name].grid) == ["slowdown"]
                 assert cands[name].exact_links == ()
         assert not isinstance(cands["sync-fcfs"].model, Leveled)
-    assert not any(isinstance(c.model, Leveled)
-                   for c in default_candidates("async", leveled=True))
+    leveled_async = [c.name for c in default_candidates("async", simulate=True, leveled=True)
+                     if isinstance(c.model, Leveled)]
+    assert leveled_async == list(LEVELED["async"]) == ["async-mva"]
 
 
 def test_runs_slower_than_eq7_by_a_constant_factor_are_predicted_at_every_size():

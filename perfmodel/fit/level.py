@@ -15,9 +15,10 @@ Fitting ``slowdown`` to the runs keeps the physics of the model (how its step
 grows with the workers, the bytes over the busiest link) and moves only its
 level: one number, which two runs can determine.  The selection of
 :mod:`perfmodel.fit.selection` calibrates the fair-sharing sync candidates
-(eq. 7 and the simulator) this way on a loss-free link; on a lossy one they
-fit the stall probability and the link efficiency as before, since a stall
-costs a whole timeout whatever the step.
+(eq. 7 and the simulator) and the async MVA this way on a loss-free link,
+from runs close together in workers; on a lossy one they fit the stall
+probability and the link efficiency as before, since a stall costs a whole
+timeout whatever the step.
 """
 
 from __future__ import annotations

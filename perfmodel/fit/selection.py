@@ -9,9 +9,9 @@ measured configurations of one job on one network, this module
   measurements by :func:`perfmodel.fit.grid.fit_tunables` (grid search, tunables
   in the cluster file: ``link_efficiency``, ``sharing_weight``,
   ``update_growth``; model options such as ``rho_threshold``), with
-  leave-one-out (LOO) residuals; for a sync job on a loss-free link whose
-  runs span less than a factor :data:`SHAPE_SPAN` in workers, the
-  fair-sharing candidates by their level instead (one slowdown of every
+  leave-one-out (LOO) residuals; on a loss-free link whose runs span less
+  than a factor :data:`SHAPE_SPAN` in workers, the sync fair-sharing
+  candidates and the async MVA by their level instead (one slowdown of every
   step, :mod:`perfmodel.fit.level`: such runs show how much slower the job
   runs than the model, not how the gap grows with the workers);
 * chooses among them (:func:`choose`): the candidates valid in the job's
@@ -237,9 +237,10 @@ TUNABLE_GRIDS: Mapping[str, tuple] = {
                             0.08, 0.09, 0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3, 0.4, 0.5),
 }
 
-#: Sync candidates calibrated by their level on a loss-free link (:func:`level_candidate`):
-#: the fair-sharing ones, which the prior prefers; the FIFO-only ones keep their tunables.
-LEVELED = ("sync-ps", "sim-ps")
+#: Candidates calibrated by their level on a loss-free link (:func:`level_candidate`), by
+#: mode: the sync fair-sharing ones, which the prior prefers (the FIFO-only ones keep
+#: their tunables), and the MVA, which answers async runs of 1-2 workers.
+LEVELED = {"sync": ("sync-ps", "sim-ps"), "async": ("async-mva",)}
 #: How :func:`select_model` calibrates them (``calibration=``).
 CALIBRATIONS = ("auto", "level", "tunables")
 #: Least span of the runs' worker counts (largest over smallest) for
@@ -419,10 +420,10 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
         there are more points than the other tunables; False (default, the
         papers' loss-free link): q stays 0.
     leveled : bool
-        For a sync job on a loss-free link, calibrate the fair-sharing
-        candidates (:data:`LEVELED`) by their level instead of their tunables
-        (:func:`level_candidate`): what runs at one or two worker counts can
-        determine (:mod:`perfmodel.fit.level`).
+        On a loss-free link, calibrate the candidates of :data:`LEVELED` (sync:
+        the fair-sharing ones; async: the MVA) by their level instead of their
+        tunables (:func:`level_candidate`): what runs at one or two worker
+        counts can determine (:mod:`perfmodel.fit.level`).
 
     Returns
     -------
@@ -442,8 +443,8 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     sim = _simulation_options(sim_steps, sim_warmup, replications, server_cpu, lossy)
     cands = _registry_candidates("selection", mode, overlap, simulate, lossy=lossy,
                                  simulation=sim, blocks=blocks, trace=trace)
-    if leveled and mode == "sync" and lossy is False:
-        cands = [level_candidate(c) if c.name in LEVELED else c for c in cands]
+    if leveled and lossy is False:
+        cands = [level_candidate(c) if c.name in LEVELED[mode] else c for c in cands]
     return tuple(cands)
 
 
@@ -1126,11 +1127,12 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         text says the readings went unused).  Leave-one-out errors are the
         models' own, before the cap.
     calibration : {"auto", "level", "tunables"}
-        How the default sync candidates that share the link fairly are
-        calibrated on a loss-free link (``lossy=False``): ``"level"``, one
-        slowdown of every step (:mod:`perfmodel.fit.level`); ``"tunables"``,
-        the link efficiency and the update growth (the simulator: the link
-        efficiency); ``"auto"`` (default): the level when the runs' worker
+        How the default candidates of :data:`LEVELED` (sync: eq. 7 and the
+        simulator with fair sharing; async: the MVA) are calibrated on a
+        loss-free link (``lossy=False``): ``"level"``, one slowdown of every
+        step (:mod:`perfmodel.fit.level`); ``"tunables"``, their tunables (the
+        link efficiency, with the update growth for eq. 7 and rho_T for the
+        MVA); ``"auto"`` (default): the level when the runs' worker
         counts span less than a factor :data:`SHAPE_SPAN` (1 and 2 workers:
         they fix a level, not how the step grows with the workers), else the
         tunables (:func:`calibrated_by_level`).

@@ -629,13 +629,12 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         spread = timeouts_from_step_times(prof, cluster, train, mode=first.mode) if lossy else None
         models = _ns3_models(first.mode, first.overlap, header.get("blocks", 4), horizon, cpu,
                              lossy=lossy)
-        # select_model's default on these runs: the fair sync models fitted by their level
+        # select_model's default on these runs: the models of LEVELED fitted by their level
         # (its calibration="auto"); the tunable-fitted ones are still reported
-        by_level = (first.mode == "sync" and not lossy
-                    and calibrated_by_level("auto", [m.workers for m in train]))
-        if by_level:
-            models.update({f"{n} (level)": level_candidate(models[n]) for n in LEVELED
-                           if n in models})
+        by_level = not lossy and calibrated_by_level("auto", [m.workers for m in train])
+        leveled = LEVELED[first.mode] if by_level else ()
+        models.update({f"{n} (level)": level_candidate(models[n]) for n in leveled
+                       if n in models})
         for name, cand in models.items():
             if spread is not None:
                 cand = with_timeout_band(cand, spread[0])
@@ -654,7 +653,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
             detail = ", ".join(f"{k}={v:g}" for k, v in {**cal.overrides, **fitted_level}.items())
             cells.append(Cell("ns3", group, first.mode, name, "calibrated", len(train),
                               len(test), *_errors(pred, meas), detail=detail))
-            if name in BASELINES or (by_level and name in LEVELED):   # reported only
+            if name in BASELINES or name in leveled:   # reported, never recommended
                 continue
             scores.append(Score(name, cand.family, valid, reason, cal.loo_error,
                                 n_tunables=len(cand.grid), exact=sharing in cand.exact_links))
