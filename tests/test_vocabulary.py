@@ -44,16 +44,17 @@ CLUSTERS = {"plain": CLUSTER,
 
 @pytest.mark.parametrize("name, mode", list(_profile_models()))
 @pytest.mark.parametrize("workers", [1, 4, 16])
-@pytest.mark.parametrize("cluster", list(CLUSTERS))
-def test_every_registered_model_speaks_the_vocabulary(name, mode, workers, cluster):
+def test_every_registered_model_speaks_the_vocabulary(name, mode, workers):
     model = registry.make(name)
     servers = 1 if getattr(model, "uses_parameter_servers", True) else 0
-    try:
-        est = model.estimate(PROFILE, CLUSTERS[cluster], Config(n_replicas=workers,
-                                                                n_ps=servers, mode=mode))
-    except Infeasible:
-        pytest.skip(f"{name} does not model a {cluster} cluster")
-    _in_vocabulary(est)
+    config = Config(n_replicas=workers, n_ps=servers, mode=mode)
+    _in_vocabulary(model.estimate(PROFILE, CLUSTER, config))
+    for cluster in ("lossy", "multi-gpu"):   # where the model answers them
+        try:
+            est = model.estimate(PROFILE, CLUSTERS[cluster], config)
+        except Infeasible:
+            continue
+        _in_vocabulary(est)
 
 
 def test_layerwise_phases_are_the_vocabulary_and_its_terms_are_in_meta():
@@ -108,3 +109,12 @@ def test_simulator_and_flow_simulator_phases_are_in_the_vocabulary():
 def test_every_phase_has_a_meaning_and_a_colour():
     assert all(isinstance(v, str) and v for v in PHASES.values())
     assert set(PHASES) <= set(RESOURCE_COLORS)
+
+
+def test_the_lossy_and_multi_gpu_phases_are_reached():
+    """The clusters above exercise the phases only they produce."""
+    config = Config(n_replicas=4, n_ps=1)
+    lossy = registry.make("sync").estimate(PROFILE, CLUSTERS["lossy"], config)
+    gpus = registry.make("sync").estimate(PROFILE, CLUSTERS["multi-gpu"], config)
+    assert lossy.phases["timeouts"] > 0
+    assert gpus.phases["intra_reduce"] > 0 and gpus.phases["intra_broadcast"] > 0
