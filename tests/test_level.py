@@ -3,10 +3,12 @@
 import math
 
 import pytest
+from cli_json import records_or_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel import zoo
+from perfmodel.cli import main
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
 from perfmodel.fit.level import SLOWDOWNS, Leveled, leveled
@@ -105,3 +107,21 @@ def test_auto_fits_the_level_on_two_worker_counts_and_the_shape_on_more():
     assert wide.chosen.overrides["link_efficiency"] == pytest.approx(0.8)
     with pytest.raises(SpecError, match="calibration"):
         select_model(PROFILE, CLUSTER, _runs(truth, (1, 2)), calibration="shape")
+
+
+def test_the_cli_fits_the_level_by_default_and_the_tunables_on_request(tmp_path, capsys):
+    truth = Leveled(SyncCoarse(sharing="ps"), 1.1)
+    path = tmp_path / "runs.csv"
+    path.write_text("workers,n_ps,bandwidth,throughput\n" + "".join(
+        f"{m.workers},1,10Gbps,{m.throughput!r}\n" for m in _runs(truth, (1, 2))))
+    common = ["predict", "--measurements", str(path), "--profile", "zoo:resnet50-pipedream",
+              "--workers", "8", "--bandwidth", "10Gbps", "--format", "json"]
+    whys = {}
+    for extra in ([], ["--calibration", "tunables"]):
+        assert main(common + extra) == 0
+        (record,) = records_or_json(capsys.readouterr().out)
+        whys[tuple(extra)] = record["why"]
+    assert "calibrated by its level: every step 1.1 times" in whys[()]
+    assert "calibrated by its level" not in whys[("--calibration", "tunables")]
+    assert main(["predict", "--calibration", "level"]) == 2   # the flag needs the runs
+    assert "--calibration: acts only with --measurements" in capsys.readouterr().err
