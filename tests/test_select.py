@@ -15,12 +15,14 @@ from perfmodel.errors import PerfModelError, SpecError
 from perfmodel.fit.grid import predict_measurements
 from perfmodel.fit.selection import (
     ASYNC_EVIDENCE_WORKERS,
+    EXTRAPOLATION_GROWTH,
     Calibrated,
     ModelCandidate,
     Score,
     _loo_by_refitting,
     calibrate_candidate,
     choose,
+    contention_free_throughput,
     default_candidates,
     extrapolated_halfwidth,
     interval_halfwidth,
@@ -29,7 +31,7 @@ from perfmodel.fit.selection import (
 from perfmodel.measurements import Measurement
 from perfmodel.queueing import AsyncMVA
 from perfmodel.result import Estimate
-from perfmodel.specs import Config
+from perfmodel.specs import Cluster, Config, Profile
 
 EFF = tuple(round(1.0 - 0.02 * i, 2) for i in range(26))          # 1.0 .. 0.5
 SHARE = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9, 0.1, 1.0, 0.0)
@@ -127,6 +129,9 @@ def test_the_generating_async_model_is_chosen(profile, cluster, truth_name):
     sel = select_model(profile, cluster, train)
     assert sel.chosen.name == truth_name
     assert "lowest" in sel.chosen.why
+    # async intervals widen by async's growth per e-fold of workers, every calibration too
+    assert sel.chosen.growth == EXTRAPOLATION_GROWTH["async"] != EXTRAPOLATION_GROWTH["sync"]
+    assert {c.growth for c in sel.calibrated if c is not None} == {EXTRAPOLATION_GROWTH["async"]}
 
 
 def test_lockstep_regime_overrides_a_lower_loo_error(profile, cluster):
@@ -209,9 +214,15 @@ def test_extrapolation_widens_beyond_the_calibration_points():
     h = 2.919986 * 0.05
     assert cal.halfwidth_at(1) == pytest.approx(h, rel=1e-5)
     assert cal.halfwidth_at(2) == pytest.approx(h, rel=1e-5)
-    # growth (default): LOO width and 0.15 per e-fold of workers as independent errors
-    assert cal.halfwidth_at(12) == pytest.approx(math.sqrt(h ** 2 + (0.15 * math.log(6)) ** 2),
+    # growth (default): LOO width and 0.12 per e-fold of workers (sync) as independent errors
+    assert cal.halfwidth_at(12) == pytest.approx(math.sqrt(h ** 2 + (0.12 * math.log(6)) ** 2),
                                                  rel=1e-5)
+    wider = dataclasses.replace(cal, growth=0.2)
+    assert wider.halfwidth_at(12) == pytest.approx(math.sqrt(h ** 2 + (0.2 * math.log(6)) ** 2),
+                                                   rel=1e-5)
+    with pytest.raises(SpecError) as err:
+        dataclasses.replace(cal, growth=-0.1)
+    assert err.value.field == "growth"
     linear = dataclasses.replace(cal, extrapolation="linear")
     assert linear.halfwidth_at(12) == pytest.approx(6 * h, rel=1e-5)
     root = dataclasses.replace(cal, extrapolation="sqrt")
@@ -484,6 +495,58 @@ def test_async_evidence_needs_a_run_of_three_workers(job):
         for k in (1, 2, 3)]
     assert select_model(profile, cluster, runs).chosen.name == "async-lockstep"
     assert select_model(profile, cluster, runs[:2]).chosen.name == "async-mva"
+
+
+def _async_runs(profile, cluster, n_ps, workers, model=None):
+    model = model or AsyncMVA()
+    return [Measurement(k, n_ps, cluster.nic_bandwidth, model.estimate(
+        profile, cluster, Config(n_replicas=k, n_ps=n_ps, mode="async")).throughput,
+        mode="async") for k in workers]
+
+
+def test_async_interval_reaches_the_contention_free_bound_on_several_servers(job):
+    profile, cluster = job
+    sel = select_model(profile, cluster, _async_runs(profile, cluster, 4, (1, 2)))
+    chosen = sel.chosen
+    assert chosen.reach_contention_free and "contention-free bound" in chosen.why
+    for k in (3, 4, 8, 16):
+        config = Config(n_replicas=k, n_ps=4, mode="async")
+        est = chosen.estimate(profile, cluster, config)
+        bound = contention_free_throughput(chosen.model, profile, cluster, config)
+        # below: the LOO width grown with the workers; above: the LOO width or the bound
+        assert est.throughput_interval[0] == pytest.approx(
+            est.throughput * math.exp(-chosen.halfwidth_at(k)), rel=1e-9)
+        assert est.throughput_interval[1] == pytest.approx(
+            max(est.throughput * math.exp(chosen.halfwidth), bound), rel=1e-9)
+        assert bound >= est.throughput
+    # one server: nothing to queue at but the one link, the interval is symmetric
+    one = chosen.estimate(profile, cluster, Config(n_replicas=8, n_ps=1, mode="async"))
+    h = chosen.halfwidth_at(8)
+    assert one.throughput_interval == pytest.approx(
+        (one.throughput * math.exp(-h), one.throughput * math.exp(h)), rel=1e-9)
+    # a run with more workers than servers shows the queueing: no reach
+    seen = select_model(profile, cluster, _async_runs(profile, cluster, 2, (1, 2, 4)))
+    assert not seen.chosen.reach_contention_free
+    assert "contention-free" not in seen.chosen.why
+    # sync jobs never reach it
+    sync = select_model(profile, cluster, [Measurement(k, 4, cluster.nic_bandwidth, SyncCoarse(
+        ).estimate(profile, cluster, Config(n_replicas=k, n_ps=4)).throughput) for k in (1, 2)])
+    assert not sync.chosen.reach_contention_free
+
+
+@given(mb=st.floats(1e6, 1e9), tf=st.floats(1e-3, 1.0), tb=st.floats(1e-3, 1.0),
+       tu=st.floats(0.0, 0.1), k=st.integers(1, 48), p=st.integers(1, 8),
+       bw=st.floats(1e8, 1e10), lockstep=st.booleans())
+def test_async_models_never_beat_the_contention_free_bound(mb, tf, tb, tu, k, p, bw, lockstep):
+    # the asymptotic bound of a closed network holds for any queueing of the same demands
+    profile = Profile(model_bytes=mb, t_forward=tf, t_backward=tb, t_update=tu)
+    cluster = Cluster(machines=k + p, nic_bandwidth=bw)
+    config = Config(n_replicas=k, n_ps=p, mode="async")
+    model = LockStep() if lockstep else AsyncMVA()
+    bound = contention_free_throughput(model, profile, cluster, config)
+    assert model.estimate(profile, cluster, config).throughput <= bound * (1 + 1e-9)
+    one = model.estimate(profile, cluster, config.replace(n_replicas=1)).throughput
+    assert bound <= k * one * (1 + 1e-12)
 
 
 def test_choose_keeps_the_prior_unless_beaten_by_the_evidence():

@@ -132,16 +132,31 @@ misfit growing with the distance, which two points cannot show.  With
 ``extrapolation="growth"`` (the default) the half-width at K workers beyond
 K_cal (the most workers among the calibration points) is
 ``sqrt(h**2 + (g log(K / K_cal))**2)``: the LOO error and a misfit that grows
-by ``g`` (:data:`EXTRAPOLATION_GROWTH`, 0.15) per e-fold of workers, added as
-independent errors.  ``g`` is a prior on how far the papers' models stray
-from a real network when extrapolated, set on the train half of the ns-3
-corpus (:mod:`perfmodel.fit.corpus`) so that 90% intervals cover about 90%
-of its loss-free points, and judged on the held-out half.  ``"linear"``
+by ``g`` (:data:`EXTRAPOLATION_GROWTH`: 0.12 sync, 0.11 async) per e-fold of
+workers, added as independent errors.  ``g`` is a prior on how far the
+papers' models stray from a real network when extrapolated, set per mode on
+the loss-free regimes of the ns-3 corpus's train half
+(:mod:`perfmodel.fit.corpus`) so that each side of the 90% interval misses
+at most 5% of the runs: for each run and side, the least ``g`` at which
+that side holds the run; per side, the ``ceil(0.95 (n + 1))``-th smallest of
+those n needs (the split-conformal quantile: Lei et al., Distribution-free
+predictive inference for regression, JASA 2018); ``g`` the larger side's.
+The held-out half judges it (``docs/experiments/interval_growth.py``).  ``"linear"``
 multiplies the LOO width by ``K / K_cal`` (a relative misfit of the step
 time's slope grows about linearly in K), ``"sqrt"`` by its square root;
 both hang on two LOO residuals, which are tiny when a model happens to fit
 both points and large when it misses one.  ``"none"`` keeps the LOO width
 (right when the model is correct and only the noise is left).
+
+Async runs with no more workers than servers cannot show how much the
+workers queue at two or more servers: up to K = P workers each worker's own
+link is the bottleneck and the servers' links are not contended, beyond it
+they are, and whether the workers then queue at the P servers in turn (the
+MVA's stations) or pass them as one fork-join is what the runs would have to
+show.  Above the prediction such an interval reaches the contention-free
+bound instead of widening with the workers (:func:`contention_free_throughput`,
+the asymptotic bound of a closed network: K times one worker alone, or what
+the servers' links carry); below, it widens as above.
 
 When the candidate's own estimate carries an interval (GST percentiles, a
 simulator's replications) the two are joined (the wider on each side), and
@@ -176,6 +191,7 @@ from scipy.stats import t as student_t
 from .. import _validate as _v
 from .. import registry
 from ..errors import Infeasible, PerfModelError, SpecError
+from ..floors import link_floor
 from ..measurements import measured_cluster, measured_profile
 from ..operational import fit_utilization_ceiling
 from ..registry import FAMILIES, ModelEntry, Variant
@@ -192,7 +208,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "plausib
            "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level",
            "ModelCandidate", "candidate_grid", "variant_candidate", "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth",
-           "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "ASYNC_EVIDENCE_WORKERS", "Calibrated",
+           "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "contention_free_throughput",
+           "ASYNC_EVIDENCE_WORKERS", "Calibrated",
            "Score", "Selection", "choose", "validity", "calibrate_candidate", "select_model"]
 
 #: Compute-time coefficient of variation below which async workers may stay in lock-step.
@@ -205,8 +222,9 @@ LOSSY_REPLICATIONS = 4
 #: How an interval widens beyond the calibrated worker counts (:class:`Calibrated`).
 EXTRAPOLATIONS = ("growth", "linear", "sqrt", "none")
 #: Growth of the log misfit per e-fold of workers beyond the calibration runs
-#: (``extrapolation="growth"``), set on the corpus's train half (module notes).
-EXTRAPOLATION_GROWTH = 0.15
+#: (``extrapolation="growth"``), by mode: each side of the interval misses at most 5% of
+#: the corpus's train half (split-conformal quantiles, module notes).
+EXTRAPOLATION_GROWTH: Mapping[str, float] = {"sync": 0.12, "async": 0.11}
 
 #: What an unknown link is taken to do before the runs are read: TCP flows share a
 #: bottleneck about fairly (on a FIFO queue too, when nothing drops).
@@ -610,7 +628,8 @@ def interval_halfwidth(log_residuals: Sequence[float], level: float = 0.9, *,
 
 
 def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: int | None,
-                           extrapolation: str = "growth") -> float:
+                           extrapolation: str = "growth", *,
+                           growth: float = EXTRAPOLATION_GROWTH["sync"]) -> float:
     """The log half-width at ``workers``, widened beyond the calibration points.
 
     Parameters
@@ -623,6 +642,9 @@ def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: 
         Most workers among the calibration points (None: no widening).
     extrapolation : {"growth", "linear", "sqrt", "none"}
         The rule (module docstring).
+    growth : float
+        Log misfit per e-fold of workers for ``"growth"``
+        (:data:`EXTRAPOLATION_GROWTH` of the job's mode).
 
     Returns
     -------
@@ -630,7 +652,7 @@ def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: 
 
     Examples
     --------
-    >>> round(extrapolated_halfwidth(0.05, 16, 2), 4)   # hypot(0.05, 0.15 ln 8)
+    >>> round(extrapolated_halfwidth(0.05, 16, 2, growth=0.15), 4)   # hypot(0.05, 0.15 ln 8)
     0.3159
     >>> extrapolated_halfwidth(0.05, 16, 2, "linear")
     0.4
@@ -638,12 +660,43 @@ def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: 
     if extrapolation not in EXTRAPOLATIONS:
         raise SpecError("extrapolation", f"expected one of {', '.join(EXTRAPOLATIONS)}, "
                                          f"got {extrapolation!r}")
+    growth = _v.nonnegative("growth", growth)
     if extrapolation == "none" or not calibration_workers:
         return halfwidth
     ratio = max(1.0, workers / calibration_workers)
     if extrapolation == "growth":
-        return math.hypot(halfwidth, EXTRAPOLATION_GROWTH * math.log(ratio))
+        return math.hypot(halfwidth, growth * math.log(ratio))
     return halfwidth * (ratio if extrapolation == "linear" else math.sqrt(ratio))
+
+
+def contention_free_throughput(model, workload, cluster: Cluster, config: Config) -> float:
+    """Samples/s of ``config`` if no worker ever waited for another: an upper bound.
+
+    The asymptotic bound of a closed queueing network (Lazowska, Zahorjan,
+    Graham, Sevcik, Quantitative System Performance, Prentice-Hall 1984,
+    Sec. 5.2): K workers do no better than K times one worker alone (``model``
+    at one worker), nor than the servers' links carry
+    (:func:`perfmodel.floors.link_floor`: ``M max(1, K / P) / B`` a cycle).
+
+    Examples
+    --------
+    >>> from perfmodel.queueing import AsyncMVA
+    >>> from perfmodel.specs import Profile, Cluster, Config
+    >>> p = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2)
+    >>> c = Cluster(machines=20, nic_bandwidth="1GB/s")
+    >>> one = AsyncMVA().estimate(p, c, Config(n_replicas=1, n_ps=4, mode="async")).throughput
+    >>> round(one, 3)                       # compute 0.3 s, 0.1 s each way
+    2.0
+    >>> contention_free_throughput(AsyncMVA(), p, c, Config(n_replicas=2, n_ps=4, mode="async"))
+    4.0
+    >>> # 32 workers alone would do 64 samples/s; 4 links carry 1 GB/s / 100 MB each
+    >>> contention_free_throughput(AsyncMVA(), p, c, Config(n_replicas=32, n_ps=4, mode="async"))
+    40.0
+    """
+    one = model.estimate(workload, cluster, config.replace(n_replicas=1)).throughput
+    profile = workload if isinstance(workload, Profile) else workload.coarse_profile()
+    per_link = config.n_replicas * profile.batch_size / link_floor(profile, cluster, config)
+    return min(config.n_replicas * one, per_link)
 
 
 # --------------------------------------------------------------------------
@@ -675,6 +728,15 @@ class Calibrated:
         extrapolation widening).
     extrapolation : {"growth", "linear", "sqrt", "none"}
         Widening beyond ``calibration_workers`` (see the module docstring).
+    growth : float
+        Log misfit per e-fold of workers for ``"growth"``
+        (:data:`EXTRAPOLATION_GROWTH`, the job's mode; sync's by default).
+    reach_contention_free : bool
+        Above the prediction, an async estimate on 2 or more servers reaches
+        :func:`contention_free_throughput` instead of widening with the
+        workers: the calibration runs never had more workers than servers, so
+        they cannot show how much the workers queue at the servers (see the
+        module docstring).
     ceiling : perfmodel.operational.UtilizationCeiling or None
         The CPU ceiling of the calibration runs (:func:`cpu_ceiling`); a sync
         estimate above it is slowed to it (``bottleneck = "cpu_ceiling"``,
@@ -696,6 +758,8 @@ class Calibrated:
     prior_width: float = 0.3
     calibration_workers: int | None = None
     extrapolation: str = "growth"
+    growth: float = EXTRAPOLATION_GROWTH["sync"]
+    reach_contention_free: bool = False
     ceiling: Any = None
     alternatives: tuple = ()
 
@@ -704,11 +768,12 @@ class Calibrated:
         if self.extrapolation not in EXTRAPOLATIONS:
             raise SpecError("extrapolation", f"expected one of {', '.join(EXTRAPOLATIONS)}, "
                                              f"got {self.extrapolation!r}")
+        _v.nonnegative("growth", self.growth)
 
     def halfwidth_at(self, workers: int) -> float:
         """Log half-width for a configuration of ``workers`` (extrapolation widening)."""
         return extrapolated_halfwidth(self.halfwidth, workers, self.calibration_workers,
-                                      self.extrapolation)
+                                      self.extrapolation, growth=self.growth)
 
     @property
     def halfwidth(self) -> float:
@@ -730,11 +795,15 @@ class Calibrated:
         model's own name, ``meta["why"]`` the reason for the choice,
         ``meta["calibration"]`` the fitted tunables.
         """
-        est = self.model.estimate(workload, cluster.replace(**dict(self.overrides)), config)
-        est = _under_ceiling(est, self.ceiling, config)
+        calibrated = cluster.replace(**dict(self.overrides))
+        est = _under_ceiling(self.model.estimate(workload, calibrated, config), self.ceiling, config)
         h = self.halfwidth_at(config.n_replicas)
         low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
         source = f"LOO residuals of {len(self.log_residuals)} calibration points"
+        if self.reach_contention_free and config.mode == "async" and config.n_ps >= 2:
+            high = max(est.throughput * math.exp(self.halfwidth),
+                       contention_free_throughput(self.model, workload, calibrated, config))
+            source += " below, the contention-free bound above"
         if est.throughput_interval is not None:
             low, high = min(low, est.throughput_interval[0]), max(high, est.throughput_interval[1])
             source += " joined with " + str(est.meta.get("interval_source", "the model's own"))
@@ -780,7 +849,8 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         pred = predict_measurements(candidate.model, profile, cluster, ms)
         resid = tuple(float(np.log(m.throughput / p)) for m, p in zip(ms, pred))
         return Calibrated(candidate.name, candidate.family, candidate.model, {}, resid, level,
-                          calibration_workers=max(m.workers for m in ms))
+                          calibration_workers=max(m.workers for m in ms),
+                          growth=_growth_of(ms))
     if len(ms) - 1 >= len(candidate.grid):   # every fold searches the whole grid
         fit = _grid_fit(candidate, profile, cluster, ms)
         model, overrides = _fitted(fit)
@@ -789,7 +859,12 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         model, overrides = _fit(candidate, profile, cluster, ms)
         resid = _loo_by_refitting(candidate, profile, cluster, ms)
     return Calibrated(candidate.name, candidate.family, model, overrides, tuple(resid), level,
-                      calibration_workers=max(m.workers for m in ms))
+                      calibration_workers=max(m.workers for m in ms), growth=_growth_of(ms))
+
+
+def _growth_of(ms) -> float:
+    """The interval growth of the runs' mode (async if any run is async)."""
+    return EXTRAPOLATION_GROWTH["async" if any(m.mode == "async" for m in ms) else "sync"]
 
 
 def _loo_by_refitting(candidate: ModelCandidate, profile: Profile, cluster: Cluster,
@@ -1226,7 +1301,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         k, gap, names = suggestion
         why += (f"; {lead.format(', '.join(names))} differ by {100 * gap:.0f}% at {k} "
                 f"workers, where one more run would settle it (the interval {spans})")
+    reach = mode == "async" and not any(m.workers > m.n_ps >= 2 for m in ms)
+    if reach:
+        why += ("; on 2 or more servers the interval reaches up to the contention-free bound "
+                "(no run had more workers than servers, so none shows how much the workers "
+                "queue there)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
+                                 growth=EXTRAPOLATION_GROWTH[mode], reach_contention_free=reach,
                                  ceiling=ceiling, alternatives=alternatives)
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,
