@@ -294,6 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matrix: calibrate DL2 on this run too, beside the 2 servers x 2 workers "
                         "(most-servers: the most servers at the fewest workers; most-workers: the "
                         "most workers at the fewest servers; repeatable)")
+    v.add_argument("--dl2-grid", type=int, default=2, metavar="N",
+                   help="matrix: calibrate DL2 on its N smallest server counts x N smallest "
+                        "worker counts (default 2: 2 x 2 runs)")
     v.add_argument("--format", choices=("table", "json", "markdown"), default="table",
                    help="markdown: the matrix of docs/validation.md (matrix only)")
 
