@@ -406,6 +406,19 @@ def test_validate_matrix_allows_at_most_two_calibration_runs(capsys):
     assert code == 2 and err.count("\n") == 1 and "--train-workers" in err and not out
 
 
+def test_calibrate_fit_warns_that_runs_close_together_show_a_level_not_a_shape(tmp_path, capsys):
+    close = tmp_path / "close.csv"
+    close.write_text("workers,n_ps,bandwidth,throughput\n1,1,10Gbps,204.8\n2,1,10Gbps,329.7\n")
+    code, out, err = run(capsys, "calibrate", "fit", "--measurements", str(close))
+    assert code == 0 and "link_efficiency" in out
+    assert err.count("\n") == 1 and "close.csv" in err and "factor 3" in err
+    apart = tmp_path / "apart.csv"
+    apart.write_text("workers,n_ps,bandwidth,throughput\n1,1,10Gbps,204.8\n"
+                     "4,1,10Gbps,560.2\n")
+    code, out, err = run(capsys, "calibrate", "fit", "--measurements", str(apart))
+    assert code == 0 and "factor" not in err
+
+
 def test_measurements_with_a_per_layer_trace(tmp_path, capsys):
     runs = tmp_path / "m.csv"
     runs.write_text("workers,n_ps,bandwidth,throughput\n1,1,10Gbps,204.8\n2,1,10Gbps,329.7\n")

@@ -9,11 +9,17 @@ from ..errors import SpecError
 from ..fit import microbench
 from ..fit.grid import fit_tunables, parse_grid
 from ..fit.network import CALIBRATION_PARAMS, WORSE_THAN_UNCALIBRATED, calibrate_network
+from ..fit.selection import SHAPE_SPAN
 from ..specs import Cluster
 from .common import DEFAULTS, CliError, json_text, parse_int_range, resolve_spec
 from .measured import workload_of
 
 __all__ = ["run"]
+
+_LEVEL_ONLY = (f"the runs' worker counts span less than a factor {SHAPE_SPAN}: they show how "
+               "much slower the job runs than the model, not how that grows with the workers, "
+               "and a fitted link efficiency puts the gap in every transfer; perfmodel predict "
+               "--measurements fits one slowdown of every step instead")
 
 
 def _calibrate_fit(args) -> str:
@@ -38,6 +44,9 @@ def _calibrate_fit(args) -> str:
               else list(grid) or list(CALIBRATION_PARAMS))
     cal = _calibration(workload_of(args, profile), cluster, measurements, args, params, grid,
                        cv)
+    workers = [m.workers for m in measurements]
+    if max(workers) < SHAPE_SPAN * min(workers):   # said, not refused: the fit is as asked
+        print(f"perfmodel: warning: {args.measurements}: {_LEVEL_ONLY}", file=sys.stderr)
     if args.save:
         try:
             cal.save(args.save)
