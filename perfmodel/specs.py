@@ -18,6 +18,7 @@ and every model sees plain floats.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -203,6 +204,12 @@ def _check_units(data: dict, fields: dict) -> None:
                                            f"{unit} (SI), or the unit meant")
 
 
+@functools.cache
+def _fields_of(cls) -> dict:
+    """A spec class's dataclass fields by name (ClassVars left out, as ``fields`` does)."""
+    return {f.name: f for f in dataclasses.fields(cls)}
+
+
 class Spec:
     """Shared behaviour of the frozen spec dataclasses (validation, dicts, schema)."""
 
@@ -272,8 +279,32 @@ class Spec:
         return out
 
     def replace(self, **changes):
-        """A copy with some fields changed (validated again)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with some fields changed, those validated and the cross-field rules again.
+
+        The other fields were validated when this spec was made, and a field's
+        check reads that field alone, so only the changed ones are coerced: the
+        result equals ``dataclasses.replace`` (which checks every field), at a
+        fraction of the cost for the many small changes calibration makes.
+
+        Raises
+        ------
+        SpecError
+            An unknown field, or a bad value (the field named).
+        """
+        fields = _fields_of(type(self))
+        new = object.__new__(type(self))
+        for name in changes:
+            if name not in fields:
+                raise SpecError(name, f"unknown field for {type(self).__name__} "
+                                      f"(known: {', '.join(fields)})")
+        for name, f in fields.items():
+            if name in changes:
+                value = _coerce(name, changes[name], f.metadata)
+            else:
+                value = getattr(self, name)
+            object.__setattr__(new, name, value)
+        new._check()
+        return new
 
     @classmethod
     def json_schema(cls) -> dict:

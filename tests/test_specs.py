@@ -84,6 +84,42 @@ def test_bad_value_names_field(cls, name, bad):
     assert info.value.field.split("[")[0].split(".")[0] == name, info.value
 
 
+@pytest.mark.parametrize("cls, name, bad", CASES,
+                         ids=[f"{c.__name__}.{n}={b!r}" for c, n, b in CASES])
+def test_replace_checks_the_changed_field_as_construction_does(cls, name, bad):
+    spec = cls.from_dict(VALID[cls])
+    with pytest.raises(SpecError) as info:
+        spec.replace(**{name: bad})
+    assert info.value.field.split("[")[0].split(".")[0] == name, info.value
+
+
+@given(data=st.data())
+def test_replace_equals_rebuilding_every_field(data):
+    # the fast path coerces only the changed fields: the same spec as checking all of them
+    cls = data.draw(st.sampled_from(list(VALID)))
+    spec = cls.from_dict(VALID[cls])
+    other = {Profile: {"t_forward": "7ms", "batch_size": 8, "model_bytes": 1e6},
+             Cluster: {"machines": 3, "link_efficiency": 0.5, "nic_bandwidth": "1Gbps",
+                       "interference": (1.0, 2.0), "name": "x"},
+             Config: {"n_replicas": 1, "mode": "sync", "n_ps": 0},
+             Layer: {"weights": 5, "name": "z"},
+             DNN: {"name": "other"}}[cls]
+    changes = {k: v for k, v in other.items() if data.draw(st.booleans())}
+    try:
+        expected = dataclasses.replace(spec, **changes)
+    except SpecError as err:   # a cross-field rule: the fast path must refuse it alike
+        with pytest.raises(SpecError) as info:
+            spec.replace(**changes)
+        assert info.value.field == err.field
+        return
+    fast = spec.replace(**changes)
+    assert fast == expected and type(fast) is cls
+    assert fast.to_dict() == expected.to_dict()
+    with pytest.raises(SpecError) as info:
+        spec.replace(colour="blue")
+    assert info.value.field == "colour"
+
+
 @pytest.mark.parametrize("cls", list(VALID))
 def test_missing_required_field(cls):
     for f in dataclasses.fields(cls):
