@@ -17,6 +17,7 @@ TensorFlow. ICPE, 2020.  Sec. 3.4 and 5.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -187,7 +188,17 @@ def update_factor(cluster: Cluster, config: Config, mode: str) -> float:
     return (1.0 - g) + g * config.n_replicas
 
 
+@functools.lru_cache(maxsize=256)
+def _spread(trace: Trace, n_servers: int, split: str) -> Trace:
+    # keyed by the trace's identity (traces compare by identity): hits for cached
+    # coarse traces and for a user's trace simulated at several sizes
+    return (shard_servers if split == "even" else split_servers)(trace, n_servers)
+
+
+@functools.lru_cache(maxsize=256)
 def _profile_trace(profile: Profile, overlap: bool) -> Trace:
+    # cached: calibration simulates the same few profiles thousands of times, and a
+    # Trace is immutable
     return from_layers([profile.model_bytes], [profile.t_forward], [profile.t_backward],
                        profile.t_update, overlap, names=[profile.name or "model"],
                        name=profile.name, batch_size=profile.batch_size,
@@ -384,7 +395,7 @@ class TraceSim:
             split = self.server_split
             if split == "auto":
                 split = "even" if isinstance(workload, Profile) else "tensor"
-            return (shard_servers if split == "even" else split_servers)(trace, config.n_ps)
+            return _spread(trace, config.n_ps, split)
         raise Infeasible(f"the trace was profiled with {trace.n_servers} parameter servers; "
                          f"config.n_ps={config.n_ps} needs a trace for that many")
 
