@@ -48,6 +48,7 @@ Distributed SGD. IEEE TPDS, 2022.  Eqs. 1-10.  Optimus (EuroSys 2018).
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -313,13 +314,23 @@ def network(**tunables) -> Cluster:
     return _CLUSTER.replace(**tunables)
 
 
+#: The fitted profile's template: each prediction changes its four times and sizes
+#: (``Profile.replace`` checks only those), a fit makes hundreds of thousands.
+_PROFILE = Profile(model_bytes=_B_REF, t_forward=1.0, t_backward=1.0, batch_size=1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _config(n_workers: int, n_ps: int) -> Config:
+    return Config(n_replicas=n_workers, n_ps=n_ps)
+
+
 def _predict(model, theta, n_ps, n_workers, batch_size, phi, cluster=_CLUSTER) -> float:
     c, tau, u = (float(v) for v in theta)
     b = -(-batch_size // n_workers)
     compute = max(c, 1e-12) * b
-    profile = Profile(model_bytes=max(tau, 1e-12) * _B_REF, t_forward=phi * compute,
-                      t_backward=(1.0 - phi) * compute, t_update=max(u, 0.0), batch_size=1)
-    est = model.estimate(profile, cluster, Config(n_replicas=n_workers, n_ps=n_ps))
+    profile = _PROFILE.replace(model_bytes=max(tau, 1e-12) * _B_REF, t_forward=phi * compute,
+                               t_backward=(1.0 - phi) * compute, t_update=max(u, 0.0))
+    est = model.estimate(profile, cluster, _config(n_workers, n_ps))
     return batch_size * est.throughput / n_workers
 
 
