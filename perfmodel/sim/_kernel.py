@@ -6,9 +6,12 @@ and flat 1-D buffers indexed by integers; no objects, no closures, no
 allocation.  The same source runs two ways (see :mod:`perfmodel.sim.engine`):
 compiled by numba on numpy arrays (:mod:`perfmodel.sim._kernel_jit`), or in
 CPython on Python lists (list indexing is several times faster than numpy
-scalar indexing in the interpreter).  State is packed into a few buffers so
-that a call passes few arrays (numba counts references of every array
-argument, which costs more than the work of a small helper).
+scalar indexing in the interpreter).  The CPython engine runs it for the
+scan path only; the heap path has a version written for the interpreter,
+:mod:`perfmodel.sim._pyloop`, which the tests hold equal to this source bit
+for bit.  State is packed into a few buffers so that a call passes few
+arrays (numba counts references of every array argument, which costs more
+than the work of a small helper).
 
 Sizes: ``W`` workers, ``S`` servers, ``NS = 4 S`` slots, ``L = 2 S`` links,
 ``M`` the most ops in a step, ``N`` steps per worker, ``WM = W M``,

@@ -141,7 +141,7 @@ import numpy as np
 
 from .. import _validate as _v
 from ..errors import SpecError
-from . import _kernel, _kernel_jit
+from . import _kernel, _kernel_jit, _pyloop
 from .trace import PHASE_OF, RESOURCES, Trace
 
 __all__ = ["MODES", "SHARINGS", "SERVER_SHARINGS", "SERVER_CPUS", "ENGINES", "AUTO_JITTER",
@@ -159,7 +159,8 @@ SERVER_SHARINGS = ("nic", "independent")
 #: Update CPUs on a server: one per worker ("own", Share = 1), or one per
 #: server serving ``ps`` ops first come first served ("fcfs", the ns-3 engine).
 SERVER_CPUS = ("own", "fcfs")
-#: Event-loop implementations: compiled with numba, or the same code in CPython.
+#: Event-loop implementations: compiled with numba, or the same algorithm in CPython
+#: (:mod:`perfmodel.sim._pyloop`; the same results bit for bit).
 ENGINES = ("auto", "numba", "python")
 #: Coefficient of variation of the auto jitter (see the module notes).
 AUTO_JITTER = 0.05
@@ -191,6 +192,9 @@ _LOAD_SECONDS = 1.0
 _PYTHON_SECONDS_PER_OP = 1e-5
 #: Run every case on the kernel's O(K) scan path (tests compare it with the heap path).
 _SCAN_ALWAYS = False
+#: Run ``engine="python"`` on the kernel's own source, not on :mod:`perfmodel.sim._pyloop`
+#: (tests compare the two).
+_KERNEL_ALWAYS = False
 
 
 def numba_available() -> bool:
@@ -235,6 +239,33 @@ def _run_numba(kwargs) -> None:
             print("perfmodel: compiling the simulator's event loop (once; numba caches it on "
                   "disk) ...", file=sys.stderr, flush=True)
     kernel(**kwargs)
+
+
+def _run_python(inputs, scalars, out, buf, sizes):
+    """The event loop in CPython; the outputs as arrays and the kernel's ``cnt``.
+
+    The heap path runs :mod:`perfmodel.sim._pyloop` (the kernel's algorithm
+    written for the interpreter, equal to it bit for bit); the scan path
+    (max-min NIC rule), and every case when :data:`_KERNEL_ALWAYS` is set,
+    the kernel's own source on Python lists.
+    """
+    lists = {k: v.tolist() for k, v in {**inputs, **out}.items()}
+    if inputs["dims"][7] == 0 and not _KERNEL_ALWAYS:
+        names = ("op_slot", "op_work", "op_ndeps", "succ_ptr", "succ_idx", "step_first",
+                 "step_nops", "root_ptr", "root_idx", "samples", "factors", "stalls",
+                 "stall_u")
+        events, records, stuck = _pyloop.run(
+            **{k: lists[k] for k in names}, sizes=sizes,
+            **{k: scalars[k] for k in ("sync", "sharing", "cap", "win", "record", "tmo",
+                                       "rto")},
+            cpu_fcfs=int(buf["srv"][0]), **{k: lists[k] for k in out})
+        cnt = np.array([0, 0, events, records, stuck])
+    else:
+        lists.update({k: v.tolist() for k, v in buf.items()})
+        _kernel.run(**{k: lists[k] for k in inputs}, **scalars,
+                    **{k: lists[k] for k in out}, **{k: lists[k] for k in buf})
+        cnt = np.array(lists["cnt"])
+    return {k: np.array(lists[k], dtype=out[k].dtype) for k in out}, cnt
 
 
 # ---------------------------------------------------------------------- trace structure
@@ -513,7 +544,7 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
         :func:`~perfmodel.sim.export.chrome_trace`).  Memory grows with
         ``workers * steps * ops``.
     engine : {"auto", "numba", "python"}
-        The compiled event loop (numba) or the same code in CPython; "auto"
+        The compiled event loop (numba) or the same algorithm in CPython; "auto"
         takes numba when it is installed and the run is large (more than
         :data:`AUTO_NUMBA_SIZE` workers x steps x ops), numba is already
         loaded in this process, or the CPython loop has already cost this
@@ -814,11 +845,7 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
         cnt = buf["cnt"]
     else:
         start = time.perf_counter()
-        lists = {k: v.tolist() for k, v in {**inputs, **out, **buf}.items()}
-        _kernel.run(**{k: lists[k] for k in inputs}, **scalars,
-                    **{k: lists[k] for k in out}, **{k: lists[k] for k in buf})
-        res = {k: np.array(lists[k], dtype=out[k].dtype) for k in out}
-        cnt = np.array(lists["cnt"])
+        res, cnt = _run_python(inputs, scalars, out, buf, (S, K, M, N))
         _SPENT["python"] += time.perf_counter() - start
     if cnt[4]:
         raise RuntimeError("simulation stalled before every worker finished its steps "
