@@ -70,14 +70,18 @@ root_idx, samples, factors, stalls, stall_u : list
     dir_of = [l // S for l in range(L)]
     link_slot = [l if l < S else S + l for l in range(L)]
     dlinks = (tuple(range(S)), tuple(range(S, L)))
+    same_dir = [dlinks[l // S] for l in range(L)]
     op_kind = [sl // S for sl in op_slot]
-    # per global op (steps are contiguous runs of global ops): its successors and their slots
-    succ = [tuple((x, op_slot[b + x]) for x in succ_idx[succ_ptr[i]:succ_ptr[i + 1]])
+    # per global op (steps are contiguous runs of global ops): its successors, their slots
+    # and numbers of dependencies (an op with one is ready when that one completes)
+    succ = [tuple((x, op_slot[b + x], op_ndeps[b + x])
+                  for x in succ_idx[succ_ptr[i]:succ_ptr[i + 1]])
             for b, n in zip(step_first, step_nops) for i in range(b, b + n)]
     n_steps = len(step_first)
     roots = [tuple(root_idx[root_ptr[g]:root_ptr[g + 1]]) for g in range(n_steps)]
     step_deps = [op_ndeps[b:b + n] for b, n in zip(step_first, step_nops)]
     step_work = [op_work[b:b + n] for b, n in zip(step_first, step_nops)]
+    step_zeros = [[0] * n for n in step_nops]
     # the window's first service or a mid-transfer stall can cut a transmission short
     cuts = tmo == 2 or any(x > win for x in op_work)
     # per worker: first global op of the current step, step number, ops left, jitter factor
@@ -114,16 +118,17 @@ root_idx, samples, factors, stalls, stall_u : list
     lact = [0] * (W * L)            # per flow f = w L + l: active
     lrem = [0.0] * (W * L)          # "fcfs": remaining work
     dirty = [0, 0]                  # per direction: a link changed
-    nxt = [NONE, NONE]              # per direction: the earliest of its links' completions
     srv_run = [-1] * S              # one update CPU per server: the worker it serves
     srv_wait = [deque() for _ in range(S)]
     seq = 0
 
-    def start_comp(w, sl, now, enabler):
-        """The head of scheduler (w, sl), a computation, starts (the kernel's ``start_op``)."""
+    # The starters (the kernel's ``start_op``) take op j of worker w on slot sl, already out
+    # of the scheduler's FIFO (its head, or the op itself when the FIFO is empty).
+
+    def start_comp(w, sl, j, now, enabler):
+        """A computation starts: its end goes on the heap."""
         nonlocal seq
         q = w * NS + sl
-        j = qfifo[q].popleft()
         qrun[q] = j
         seq += 1
         qseq[q] = seq
@@ -135,25 +140,26 @@ root_idx, samples, factors, stalls, stall_u : list
         orem[o] = now
         heappush(heap, (now + op_work[wbase[w] + j] * wfac[w], seq, w, sl))
 
-    def start_update(w, sl, now, enabler):
+    def start_update(w, sl, j, now, enabler):
         """A ``ps`` op with one update CPU per server: it starts, or waits for the CPU."""
         i = sl - 3 * S
-        if srv_run[i] >= 0:         # server busy: wait at the end of its FIFO
-            o = w * M + qfifo[w * NS + sl][0]
+        if srv_run[i] >= 0:         # server busy: back at its scheduler's head, w waits
+            q = w * NS + sl
+            qfifo[q].appendleft(j)
+            o = w * M + j
             ostart[o] = now
             oen[o] = enabler
             oturn[o] = 1
-            qrun[w * NS + sl] = -2
+            qrun[q] = -2
             srv_wait[i].append(w)
             return
         srv_run[i] = w
-        start_comp(w, sl, now, enabler)
+        start_comp(w, sl, j, now, enabler)
 
-    def start_link(w, sl, now, enabler):
-        """The head of scheduler (w, sl), a transmission, starts on its link."""
+    def start_link(w, sl, j, now, enabler):
+        """A transmission starts on its link."""
         nonlocal seq
         q = w * NS + sl
-        j = qfifo[q].popleft()
         qrun[q] = j
         seq += 1
         qseq[q] = seq
@@ -164,7 +170,7 @@ root_idx, samples, factors, stalls, stall_u : list
             oen[o] = enabler
         l = link_of[sl]
         if fcfs:                    # the head of each link of the direction progresses
-            for l2 in dlinks[dir_of[l]]:
+            for l2 in same_dir[l]:
                 dt = now - lvt[l2]
                 if dt > 0.0:
                     order = lorder[l2]
@@ -206,33 +212,35 @@ root_idx, samples, factors, stalls, stall_u : list
     starter = ([start_link] * S + [start_comp] * S + [start_link] * S
                + [start_update if cpu_fcfs else start_comp] * S)
 
-    def refresh(d):
-        """Rates and next completion of direction d's changed links; the earliest of them."""
+    def link_next(l):
+        """Link l's rate and next completion (time, sequence, worker, slot), or NONE."""
+        if fcfs:                    # (as the kernel: from now, at every event of the direction)
+            order = lorder[l]
+            if order:
+                h = order[0]
+                lvr[l] = cap
+                sl = link_slot[l]
+                return (lvt[l] + lrem[h * L + l] / cap, qseq[h * NS + sl], h, sl)
+            return NONE
+        if lheap[l]:
+            r = 1.0
+            if sharing == 0:
+                r = 1.0 / ln[l]
+                if r > cap:
+                    r = cap
+            lvr[l] = r
+            tag, s, h = lheap[l][0]
+            return (lvt[l] + (tag - lv[l]) / r, s, h, link_slot[l])
+        lvr[l] = 0.0
+        return NONE
+
+    def dir_next(d):
+        """The earliest next completion of direction d's links (changed ones recomputed)."""
         best = NONE
         for l in dlinks[d]:
-            if lchg[l] or fcfs:     # ("fcfs": as the kernel, from now)
+            if lchg[l] or fcfs:
                 lchg[l] = 0
-                if fcfs:
-                    order = lorder[l]
-                    if order:
-                        h = order[0]
-                        lvr[l] = cap
-                        sl = link_slot[l]
-                        lnext[l] = (lvt[l] + lrem[h * L + l] / cap, qseq[h * NS + sl], h, sl)
-                    else:
-                        lnext[l] = NONE
-                elif lheap[l]:
-                    r = 1.0
-                    if sharing == 0:
-                        r = 1.0 / ln[l]
-                        if r > cap:
-                            r = cap
-                    lvr[l] = r
-                    tag, s, h = lheap[l][0]
-                    lnext[l] = (lvt[l] + (tag - lv[l]) / r, s, h, link_slot[l])
-                else:
-                    lvr[l] = 0.0
-                    lnext[l] = NONE
+                lnext[l] = link_next(l)
             if lnext[l] < best:
                 best = lnext[l]
         return best
@@ -248,10 +256,10 @@ root_idx, samples, factors, stalls, stall_u : list
         wfac[w] = factors[w * N + k]
         o = w * M
         odeps[o:o + n] = step_deps[g]
-        oturn[o:o + n] = [0] * n
+        oturn[o:o + n] = step_zeros[g]
         orem[o:o + n] = step_work[g]
-        othr[o:o + n] = [-1.0] * n
-        if tmo == 2:
+        if tmo == 2:                # (else no op ever stalls mid-transfer: othr stays -1)
+            othr[o:o + n] = [-1.0] * n
             at = (w * N + k) * M
             for j in range(n):
                 u = stall_u[at + j]
@@ -262,29 +270,35 @@ root_idx, samples, factors, stalls, stall_u : list
         for j in roots[g]:
             sl = op_slot[base + j]
             q = w * NS + sl
-            qfifo[q].append(j)
-            if qrun[q] == -1:
-                starter[sl](w, sl, now, -1)
+            if qrun[q] != -1:
+                qfifo[q].append(j)
+            elif qfifo[q]:
+                qfifo[q].append(j)
+                starter[sl](w, sl, qfifo[q].popleft(), now, -1)
+            else:
+                starter[sl](w, sl, j, now, -1)
 
     for w in range(W):
         start_step(w, 0.0)
     events = 0
     nrec = 0
     ndone = 0
+    nxt0 = nxt1 = NONE              # per direction: the earliest next completion
+    one = S == 1                    # (then a direction is one link, link d)
     while True:
         if dirty[0]:
             dirty[0] = 0
-            nxt[0] = refresh(0)
+            nxt0 = link_next(0) if one else dir_next(0)
         if dirty[1]:
             dirty[1] = 0
-            nxt[1] = refresh(1)
+            nxt1 = link_next(1) if one else dir_next(1)
         # the next event: a computation (heap top) or a transmission (per direction);
         # (time, sequence) pairs are unique, so tuples compare as the kernel's tests
         ev = heap[0] if heap else NONE
-        if nxt[0] < ev:
-            ev = nxt[0]
-        if nxt[1] < ev:
-            ev = nxt[1]
+        if nxt0 < ev:
+            ev = nxt0
+        if nxt1 < ev:
+            ev = nxt1
         if ev is NONE:
             break
         now, _, w, sl = ev
@@ -298,9 +312,12 @@ root_idx, samples, factors, stalls, stall_u : list
             if tmo == 2:            # back from a mid-transfer stall: rejoin the link
                 sl = op_slot[base + j]
                 q = w * NS + sl
-                qfifo[q].append(j)
-                if qrun[q] == -1:
-                    start_link(w, sl, now, j)
+                if qrun[q] == -1 and not qfifo[q]:
+                    start_link(w, sl, j, now, j)
+                else:
+                    qfifo[q].append(j)
+                    if qrun[q] == -1:
+                        start_link(w, sl, qfifo[q].popleft(), now, j)
                 continue
         else:
             q = w * NS + sl
@@ -309,7 +326,7 @@ root_idx, samples, factors, stalls, stall_u : list
             l = link_of[sl]
             if l >= 0:
                 if fcfs:
-                    for l2 in dlinks[dir_of[l]]:
+                    for l2 in same_dir[l]:
                         dt = now - lvt[l2]
                         if dt > 0.0:
                             order = lorder[l2]
@@ -346,8 +363,7 @@ root_idx, samples, factors, stalls, stall_u : list
                     srv_run[i] = -1
                     if srv_wait[i]:
                         w2 = srv_wait[i].popleft()
-                        qrun[w2 * NS + sl] = -1
-                        start_comp(w2, sl, now, -1)
+                        start_comp(w2, sl, qfifo[w2 * NS + sl].popleft(), now, -1)
                         srv_run[i] = w2
         if finished:
             wleft[w] -= 1
@@ -362,18 +378,24 @@ root_idx, samples, factors, stalls, stall_u : list
                     rec_t[2 * nrec] = ostart[w * M + j]
                 rec_t[2 * nrec + 1] = now
                 nrec += 1
-            o0 = w * M
-            for x, s2 in succ[base + j]:
-                o = o0 + x
-                odeps[o] -= 1
-                if odeps[o] == 0:   # ready: queue it; start it if w is not using the slot
-                    q2 = w * NS + s2
+            for x, s2, nd in succ[base + j]:
+                if nd > 1:
+                    o = w * M + x
+                    odeps[o] -= 1
+                    if odeps[o]:
+                        continue
+                # ready: queue it; start it if w is not using the slot
+                q2 = w * NS + s2
+                if qrun[q2] != -1:
                     qfifo[q2].append(x)
-                    if qrun[q2] == -1:
-                        starter[s2](w, s2, now, j)
+                elif qfifo[q2]:     # (w's op on the slot has just finished: its queue first)
+                    qfifo[q2].append(x)
+                    starter[s2](w, s2, qfifo[q2].popleft(), now, j)
+                else:
+                    starter[s2](w, s2, x, now, j)
         if q >= 0 and qrun[q] == -1:    # (-2: next ps op waits for the server)
             if qfifo[q]:            # more ops of w on this resource
-                starter[sl](w, sl, now, j)
+                starter[sl](w, sl, qfifo[q].popleft(), now, j)
             elif l >= 0:            # w leaves the link's active list
                 lact[w * L + l] = 0
                 ln[l] -= 1
