@@ -95,16 +95,14 @@ slack of 1e-9 so that rounding can never drop a tie):
 2. Triples (:func:`optimize`): transitions cost >= 0, so T_epoch of any plan
    of a triple is >= N_sample sum_l min_s node_l(s) (:func:`triple_bounds`,
    computed for all P <= N_wr // R through a prefix minimum over P).
-   Triples are solved in increasing order of this bound; the incumbent is
-   the top-th smallest of the known upper bounds (the value of a plan of a
-   triple: first a quick program over a few (P, R) per layer
-   (``_quick_value``) for the ``top`` most promising triples, then the exact
-   values).  Once a triple's bound exceeds the incumbent, it and every later
+   Triples are taken in increasing order of a key, at first this bound
+   (rule 7 raises it); the incumbent is the top-th smallest optimum found
+   so far.  Once a triple's key exceeds the incumbent, it and every later
    one have optimum > the top-th best and cannot enter the ranking (ties
    included), so the search stops.  A triple that passes is first run with
-   every transition at rule 4's lower bounds on its items (nothing matched):
-   that value is a lower bound too, and above the incumbent it rules the
-   triple out.
+   every transition at rule 4's lower bounds on its items (nothing
+   matched): that value is a lower bound too, and above the bound of the
+   run it rules the triple out.
 2b. Ordering triples without every bound (:class:`_TripleOrder`): rule 2
    needs the triples in increasing order of their bounds, not every
    bound.  :func:`quick_triple_bounds` gives, for all triples at once, a
@@ -134,7 +132,12 @@ slack of 1e-9 so that rounding can never drop a tie):
    A(l, p) >= in(p) - max_i act[i, p] and E >= errin(i) - max_p err[i, p];
    with R' = R = 1 at most n_j of the n_i non-empty segments of l-1 find a
    non-empty partner, so E >= the (n_i - n_j)-th smallest errin (and A
-   alike); for dense layers these come from the segment sizes.  Costs
+   alike); and the largest item is at least the mean one: the activations
+   spared over all R P segments are at most R times the sum of act's
+   column maxima and, one segment per worker, min(R, R') times the sum of
+   its row maxima (only blocks paired with a replica spare anything), so max_p A
+   >= (R sum(act) - that) / (R P), and E alike (:func:`_mean_bounds`); for
+   dense layers these come from the segment sizes.  Costs
    grow with the items, so (best path into P', plus the transition priced at
    the bounds, plus the cheapest node of (P, R), plus the node minima after l)
    is a lower bound on every plan using the transition; one above the bound
@@ -156,6 +159,18 @@ slack of 1e-9 so that rounding can never drop a tie):
    optimal plan uses has the same optimum (that plan is in its space, and
    nothing in its space beats it).  Triples with equal bounds are solved
    largest N_wr first so that this settles the smaller ones.
+7. Trial bounds (:func:`_search_pruned`): rules 3-4 prune more the
+   closer the bound of a run is to the triple's optimum, so a triple is
+   run with a trial bound just above its key (1 % above it, or the next
+   triple's key if larger; never above the incumbent) rather than with
+   the incumbent.  A run within a bound is exact whenever the optimum is
+   below it (rule 3); when it finds nothing, the optimum exceeds the trial
+   bound, which becomes the triple's key (a valid lower bound), and the
+   triple goes back into the order.  Triples found are thus exact, and a
+   triple never found has a key, hence an optimum, above the incumbent,
+   as rule 2 needs.  With rule 6, a serverless triple that found nothing
+   below a trial bound raises the keys of the serverless triples with
+   fewer workers to that bound.
 
 Empty segments.  A layer cut into more stripes than it has rows (or
 neurons) has single-row stripes and empty ones.  Its own costs are those of
@@ -446,9 +461,12 @@ class Pricer:
         share a worker with a non-empty segment of layer l, so when n_i > n_j
         some n_i - n_j of them receive all their error terms: E >= the
         (n_i - n_j)-th smallest errin; likewise A with the roles swapped.
+        And the largest item is at least the mean one, whose savings are
+        capped by the workers as well as by the segments (:func:`_mean_bounds`).
         """
         p1, p = prev_pairs[:, 0], cur_pairs[:, 0]
-        single = (prev_pairs[:, 1] == 1)[:, None] & (cur_pairs[:, 1] == 1)[None, :]
+        r1, r = prev_pairs[:, 1][:, None], cur_pairs[:, 1][None, :]
+        single = (r1 == 1) & (r == 1)
         if self._dense[l]:  # act[i, p] = s_i [t_p > 0], err[i, p] = [s_i > 0] t_p
             (s_max, n_i), (t_max, n_j) = self._size_stats(l - 1, p1), self._size_stats(l, p)
             s_tot = float(self.dnn.layers[l - 1].neurons)
@@ -457,15 +475,19 @@ class Pricer:
             bp_e = np.broadcast_to(t_tot - t_max[None, :], single.shape)
             more_j = n_j[None, :] > n_i[:, None]
             more_i = n_i[:, None] > n_j[None, :]
-            return (np.where(single & more_j, s_tot, bp_a),
-                    np.where(single & more_i, t_tot, bp_e))
+            ni, nj = n_i[:, None].astype(float), n_j[None, :].astype(float)
+            mean_a, mean_e = _mean_bounds(
+                (s_tot * nj, s_tot, nj * s_max[:, None]),
+                (ni * t_tot, ni * t_max[None, :], t_tot), p1[:, None], r1, p[None, :], r)
+            return (np.maximum(np.where(single & more_j, s_tot, bp_a), mean_a),
+                    np.maximum(np.where(single & more_i, t_tot, bp_e), mean_e))
         # empty segments change none of these bounds: price them on the compressed counts
         p1 = np.minimum(p1, self._units[l - 1])
         p = np.minimum(p, self._units[l])
         size = int(max(p1.max(), p.max())) + 1
         tab = self._lower.get(l)
         if tab is None or tab.shape[1] < size:
-            grown = np.full((4, size, size), np.nan)
+            grown = np.full((10, size, size), np.nan)
             if tab is not None:
                 grown[:, :tab.shape[1], :tab.shape[2]] = tab
             tab = self._lower[l] = grown
@@ -473,12 +495,11 @@ class Pricer:
         u, j = np.unique(p, return_inverse=True)
         for x, y in np.argwhere(np.isnan(tab[0][np.ix_(u1, u)])):
             tab[:, u1[x], u[y]] = self._bounds(l, int(u1[x]), int(u[y]))
-        grid = tab[:, u1[:, None], u[None, :]]               # on the compressed counts
-        both = np.stack([np.maximum(grid[0], grid[2]), np.maximum(grid[1], grid[3])])
-        if single.all():
-            return both[0][i1[:, None], j[None, :]], both[1][i1[:, None], j[None, :]]
-        return (np.where(single, both[0][i1[:, None], j[None, :]], grid[0][i1[:, None], j[None, :]]),
-                np.where(single, both[1][i1[:, None], j[None, :]], grid[1][i1[:, None], j[None, :]]))
+        grid = tab[:, u1[:, None], u[None, :]][:, i1[:, None], j[None, :]]  # compressed counts
+        low_a = np.where(single, np.maximum(grid[0], grid[2]), grid[0])
+        low_e = np.where(single, np.maximum(grid[1], grid[3]), grid[1])
+        mean_a, mean_e = _mean_bounds(grid[4:7], grid[7:10], p1[:, None], r1, p[None, :], r)
+        return np.maximum(low_a, mean_a), np.maximum(low_e, mean_e)
 
     def _size_stats(self, l: int, parts: np.ndarray):
         """(largest segment, non-empty segments) of layer ``l`` cut in each of ``parts``."""
@@ -492,7 +513,8 @@ class Pricer:
         return out[0], out[1].astype(np.int64)
 
     def _bounds(self, l: int, p1: int, p: int) -> tuple:
-        """(best-partner A, best-partner E, counting A, counting E) of (l, P', P)."""
+        """(best-partner A, best-partner E, counting A, counting E, then :func:`_sums` of the
+        activation and of the error matrix) of (l, P', P)."""
         prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
         act = pt.cached_transfer_matrix(prev_layer, layer, p1, p, False)
         err = pt.cached_transfer_matrix(prev_layer, layer, p1, p, True)
@@ -504,7 +526,7 @@ class Pricer:
         n_i, n_j = int(s.sum()), int(t.sum())
         cnt_a = float(np.sort(a_in[t])[n_j - n_i - 1]) if n_j > n_i else 0.0
         cnt_e = float(np.sort(e_in[s])[n_i - n_j - 1]) if n_i > n_j else 0.0
-        return bp_a, bp_e, cnt_a, cnt_e
+        return (bp_a, bp_e, cnt_a, cnt_e, *_sums(act), *_sums(err))
 
     def _range(self, l: int, p1: int, r1: int, p: int, r: int):
         """For a transition with empty segments (P' > rows of l-1 or P > rows of l), the
@@ -606,6 +628,37 @@ class Pricer:
             workers = _greedy(aff)
             self._workers[key] = match_segments(aff) if workers is None else workers
         return self._workers[key]
+
+
+def _sums(matrix: np.ndarray) -> tuple[float, float, float]:
+    """(total, sum of the row maxima, sum of the column maxima) of a transfer matrix."""
+    if not matrix.size:
+        return 0.0, 0.0, 0.0
+    return float(matrix.sum()), float(matrix.max(axis=1).sum()), float(matrix.max(axis=0).sum())
+
+
+def _mean_bounds(act_sums, err_sums, p1, r1, p, r):
+    """Lower bounds on max A and max E through their means (rule 4), from :func:`_sums`.
+
+    With layer l-1 canonical on R' blocks of P' workers and layer l's R
+    replicas of P segments, the activations a segment is spared come from
+    its worker, whose block must pair with its replica, so the savings over
+    all segments are at most R times the column maxima and, one segment per
+    worker, min(R, R') times the row maxima (only the blocks b = rho mod R'
+    of replicas rho < R hold what a replica reads).  Hence mean_p A >=
+    (R sum(act) - that) / (R P), and max_p A is at least the mean.  The error
+    terms alike: at most R' times the row maxima (one per worker) and
+    min(R, R') times the column maxima (replica rho of layer l feeds only
+    the blocks b with rho = b mod R).  All operands are exact integers, and
+    correctly rounded division is monotone, so rounding keeps the bounds
+    below the items.
+    """
+    a_tot, a_row, a_col = act_sums
+    e_tot, e_row, e_col = err_sums
+    both = np.minimum(r1, r)
+    mean_a = (r * a_tot - np.minimum(both * a_row, r * a_col)) / (r * p)
+    mean_e = (r1 * e_tot - np.minimum(r1 * e_row, both * e_col)) / (r1 * p1)
+    return mean_a, mean_e
 
 
 def _reduce_any(mask: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
@@ -1162,24 +1215,6 @@ def quick_triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = No
     return low * (1 - 1e-9)
 
 
-def _quick_value(pricer: Pricer, config: Config, max_threads) -> float:
-    """T_epoch of a good plan found fast: the program over a few (P, R) per layer (R up to
-    4 when a server allows layer replicas; for each, P = N_wr // R, the largest power of
-    two below it, and each layer's rows or neurons when fewer).  A plan's value, so an
-    upper bound on the triple's optimum (rule 2's incumbent)."""
-    n = config.n_workers
-    units = {pt.stripe_units(layer) for layer in pricer.dnn.layers}
-    wanted = set()
-    for r in range(1, (min(4, n) if config.n_ps else 1) + 1):
-        top = n // r
-        wanted |= {(p, r) for p in {top, 1 << (top.bit_length() - 1)} | units if p <= top}
-
-    def only(pairs):
-        return np.array([(int(p), int(r)) in wanted for p, r in pairs], dtype=bool)
-
-    return solve(pricer, config, max_threads=max_threads, _only=only).epoch_time
-
-
 def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads, bound=None):
     """(T_epoch used for ranking, evaluations, a zero-argument function giving the Estimate,
     the DPResult or None), or None when ``bound`` rules the triple out."""
@@ -1213,8 +1248,9 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     itself and ranked by that (``meta["exact"]`` is then False).
 
     The ``top`` best triples are exact: triples are solved in increasing
-    order of :func:`triple_bounds` and each with the ``top``-th best T_epoch
-    found so far as its bound (module docstring, rules 2-4); ``meta``
+    order of :func:`triple_bounds`, each first with a bound just above its
+    own and never above the ``top``-th best T_epoch found so far (module
+    docstring, rules 2-4 and 7); ``meta``
     counts the triples of the space (``"triples"``), those solved
     (``"solved"``) and those the bounds ruled out (``"pruned"``).  With
     ``exhaustive=True`` or a cache model that is not per layer every triple
@@ -1238,43 +1274,10 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     pricer = Pricer(model, dnn, cluster)
     configs = [Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=epoch_samples)
                for n_ps, n_mr, n_wr in useful_triples(machines, max_wr)]
-    prune = pricer.exact and not exhaustive
-    order = _TripleOrder(pricer, configs, max_threads) if prune else range(len(configs))
-    found, evaluated = [], 0
-    serverless_out = 0  # (0, 1, N_wr) with N_wr <= this cannot enter the top (rule 6)
-    serverless_done = {}  # N_wr -> DPResult of (0, 1, N_wr), exact
-    known = {}  # triple -> an upper bound on its optimum (a plan's value)
-    if prune:
-        for index in order.first(top):
-            known[int(index)] = _quick_value(pricer, configs[index], max_threads)
-    for done, index in enumerate(order):
-        ranked_ub = sorted(known.values())
-        limit = ranked_ub[top - 1] if prune and len(ranked_ub) >= top else None
-        if limit is not None and order.bound(index) > limit * (1 + _SLACK):
-            break  # rule 2: this triple and every later one (larger bounds) cannot enter the top
-        config = configs[index]
-        serverless = prune and config.n_ps == 0 and config.n_replicas == 1
-        if serverless and config.n_workers <= serverless_out:
-            continue  # rule 6
-        same = [r for w, r in serverless_done.items() if w >= config.n_workers
-                and max(p * rr for p, rr, _ in r.states) <= config.n_workers] if serverless else []
-        if same:  # rule 6: a sub-space holding the optimum of a larger one has that optimum
-            result = dataclasses.replace(same[0], config=config, n_states=0)
-            got = (result.epoch_time, 0, functools.partial(estimate_plan, pricer, result), result)
-        else:
-            got = _solve_triple(pricer, config, exhaustive, max_threads, bound=limit)
-        if progress is not None:
-            progress(done + 1)
-        if got is None:
-            if serverless:  # rule 6: fewer workers, a sub-space of the same costs, no better
-                serverless_out = max(serverless_out, config.n_workers)
-            continue
-        t, count, make, result = got
-        if serverless and not same:
-            serverless_done[config.n_workers] = result
-        found.append((t, config.machines, int(index), config, make))
-        known[int(index)] = min(t, known.get(int(index), np.inf))
-        evaluated += count
+    if pricer.exact and not exhaustive:
+        found, evaluated = _search_pruned(pricer, configs, top, max_threads, progress)
+    else:
+        found, evaluated = _search_all(pricer, configs, exhaustive, max_threads, progress)
     if progress is not None:
         progress(len(configs))
     found.sort(key=lambda item: item[:3])
@@ -1293,6 +1296,103 @@ def optimize(model: lw.LayerWise, dnn: DNN, cluster: Cluster, *, machines: int |
     seconds = time.perf_counter() - start
     return SearchResult(best=ranked[0], ranked=ranked, n_evaluated=evaluated, seconds=seconds,
                         objective="time", meta=meta)
+
+
+def _search_all(pricer: Pricer, configs, exhaustive: bool, max_threads, progress):
+    """Every configuration solved in full: (found, states priced), found as
+    (T_epoch, machines, index, config, estimate maker)."""
+    found, evaluated = [], 0
+    for index, config in enumerate(configs):
+        t, count, make, _ = _solve_triple(pricer, config, exhaustive, max_threads)
+        if progress is not None:
+            progress(index + 1)
+        found.append((t, config.machines, index, config, make))
+        evaluated += count
+    return found, evaluated
+
+
+#: Relative step of the trial bounds of :func:`_search_pruned` above a triple's lower bound
+#: (speed only: any step gives the same answer).
+_STEP = 0.01
+
+
+def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
+    """The configurations that can enter the top ``top``, solved exactly (rules 2, 2b, 6, 7).
+
+    Returns (found, states priced) as :func:`_search_all`; every configuration
+    not found has an optimum above the ``top``-th best found.
+    """
+    order = _TripleOrder(pricer, configs, max_threads)
+    known = {}                # index -> its optimum, once solved
+    retry = []                # (key, -N_wr, index): the optimum exceeds key (a failed trial)
+    found, evaluated, settled = [], 0, 0
+    serverless_above = {}     # N_wr -> T: the optimum of (0, 1, N_wr) exceeds T (rule 6)
+    serverless_done = {}      # N_wr -> DPResult of (0, 1, N_wr), exact
+    while (head := _take(order, retry)) is not None:
+        key, index = head
+        ranked_ub = sorted(known.values())
+        limit = ranked_ub[top - 1] if len(ranked_ub) >= top else np.inf
+        if key > limit * (1 + _SLACK):
+            break  # rule 2: this triple and every later one (larger keys) cannot enter the top
+        config = configs[index]
+        serverless = config.n_ps == 0 and config.n_replicas == 1
+        floor = max((t for w, t in serverless_above.items() if w >= config.n_workers),
+                    default=-np.inf) if serverless else -np.inf
+        if floor > key:  # rule 6: a sub-space of a triple whose optimum exceeds floor
+            heapq.heappush(retry, (floor, -config.n_workers, index))
+            continue
+        same = [r for w, r in serverless_done.items() if w >= config.n_workers
+                and max(p * rr for p, rr, _ in r.states) <= config.n_workers] if serverless else []
+        trial = limit
+        if same:  # rule 6: a sub-space holding the optimum of a larger one has that optimum
+            result = dataclasses.replace(same[0], config=config, n_states=0)
+            got = (result.epoch_time, 0, functools.partial(estimate_plan, pricer, result), result)
+        else:
+            following = _peek(order, retry)
+            # rule 7: first a bound just above this triple's lower bound
+            trial = min(limit, max(key * (1 + _STEP), -np.inf if following is None
+                                   else following[0]))
+            got = _solve_triple(pricer, config, False, max_threads, bound=trial)
+        if got is None:
+            if serverless:  # rule 6: fewer workers, a sub-space of the same costs, no better
+                serverless_above[config.n_workers] = max(trial, serverless_above.get(
+                    config.n_workers, -np.inf))
+            if trial < limit:  # its optimum exceeds the trial bound: try it again from there
+                heapq.heappush(retry, (trial, -config.n_workers, index))
+                continue
+        settled += 1
+        if progress is not None:
+            progress(settled)
+        if got is None:
+            continue
+        t, count, make, result = got
+        if serverless and not same:
+            serverless_done[config.n_workers] = result
+        found.append((t, config.machines, int(index), config, make))
+        known[int(index)] = min(t, known.get(int(index), np.inf))
+        evaluated += count
+    return found, evaluated
+
+
+def _peek(order, retry):
+    """(key, index) of the configuration :func:`_take` gives next, or None."""
+    head = order.peek()
+    if retry and (head is None or retry[0] < head):
+        head = retry[0]
+    return None if head is None else (head[0], head[2])
+
+
+def _take(order, retry):
+    """(key, index) of the configuration of least (key, -N_wr, index), removed from the
+    triple order or from the heap of failed trials; None when both are empty."""
+    head = order.peek()
+    if retry and (head is None or retry[0] < head):
+        key, _, index = heapq.heappop(retry)
+        return key, index
+    if head is None:
+        return None
+    order.pop()
+    return head[0], head[2]
 
 
 class _TripleOrder:
@@ -1315,8 +1415,8 @@ class _TripleOrder:
         heapq.heapify(self.heap)
         self.bounds = {}
 
-    def _pop(self):
-        """The next configuration (its index), or None when none is left."""
+    def pop(self):
+        """The next configuration (its index), removed from the order; None when none is left."""
         while self.heap:
             value, computed, neg_w, k = heapq.heappop(self.heap)
             if computed:
@@ -1331,7 +1431,7 @@ class _TripleOrder:
         """The first ``count`` configurations, left in the order."""
         got = []
         while len(got) < count:
-            k = self._pop()
+            k = self.pop()
             if k is None:
                 break
             got.append(k)
@@ -1339,12 +1439,21 @@ class _TripleOrder:
             heapq.heappush(self.heap, (self.bounds[k], 1, -self.configs[k].n_workers, k))
         return got
 
+    def peek(self):
+        """(bound, -N_wr, index) of the next configuration, left in the order; None at the end."""
+        k = self.pop()
+        if k is None:
+            return None
+        entry = (self.bounds[k], 1, -self.configs[k].n_workers, k)
+        heapq.heappush(self.heap, entry)
+        return entry[0], entry[2], entry[3]
+
     def bound(self, k: int) -> float:
         """:func:`triple_bounds` of configuration ``k`` (computed once it came out)."""
         return self.bounds[k]
 
     def __iter__(self):
-        while (k := self._pop()) is not None:
+        while (k := self.pop()) is not None:
             yield k
 
 

@@ -390,3 +390,29 @@ def test_triple_bounds_stop_early_and_equal_every_r(layers, mw_position, read_ba
                for p, r, w in dp.useful_triples(300) if w in (1, 2, 7, 17, 40, 150, 299)]
     got = dp.triple_bounds(pricer, configs)
     assert got.tolist() == [_triple_bound_every_r(pricer, c) for c in configs]
+
+
+def test_mean_bounds_hold_for_every_assignment():
+    """Rule 4's mean bounds are below the items of every assignment (not only the optimal
+    ones), by brute force over small random count matrices with layer replicas."""
+    import itertools
+
+    rng = np.random.default_rng(11)
+    tight = 0
+    for _ in range(300):
+        p1, p = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        r1, r = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        if max(p1 * r1, p * r) > 6:
+            continue
+        act = rng.integers(0, 4, size=(p1, p)) * (rng.random((p1, p)) < 0.7)
+        err = rng.integers(0, 4, size=(p1, p)) * (rng.random((p1, p)) < 0.7)
+        mean_a, mean_e = dp._mean_bounds(dp._sums(act), dp._sums(err), p1, r1, p, r)
+        aff = dp._affinity(act, err, p1, r1, p, r)
+        n_w, n_s = aff.shape
+        lowest = (np.inf, np.inf)
+        for perm in itertools.permutations(range(n_w), n_s):
+            a, e = dp._items_of(act, err, np.array(perm), p1, r1, p, r)
+            assert mean_a <= a and mean_e <= e
+            lowest = (min(lowest[0], a), min(lowest[1], e))
+        tight += lowest[0] == mean_a or lowest[1] == mean_e
+    assert tight > 20
