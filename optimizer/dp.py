@@ -161,16 +161,28 @@ slack of 1e-9 so that rounding can never drop a tie):
    largest N_wr first so that this settles the smaller ones.
 7. Trial bounds (:func:`_search_pruned`): rules 3-4 prune more the
    closer the bound of a run is to the triple's optimum, so a triple is
-   run with a trial bound just above its key (1 % above it, or the next
-   triple's key if larger; never above the incumbent) rather than with
-   the incumbent.  A run within a bound is exact whenever the optimum is
-   below it (rule 3); when it finds nothing, the optimum exceeds the trial
-   bound, which becomes the triple's key (a valid lower bound), and the
-   triple goes back into the order.  Triples found are thus exact, and a
-   triple never found has a key, hence an optimum, above the incumbent,
-   as rule 2 needs.  With rule 6, a serverless triple that found nothing
-   below a trial bound raises the keys of the serverless triples with
-   fewer workers to that bound.
+   first run with every transition at its lower bounds
+   (:func:`relaxed_value`, a lower bound on its optimum; bound 10 % above
+   its key) and then exactly with a trial bound just above its key (1 %
+   above it, doubled with each failed trial, or the next triple's key if
+   larger; never above the incumbent) rather than with the incumbent.  A
+   run within a bound is exact whenever the optimum is below it (rule 3);
+   when it finds nothing, the optimum exceeds the trial bound; either way
+   the triple's key becomes the largest lower bound known (a valid key)
+   and the triple goes back into the order.  Triples found are thus exact,
+   and a triple never found has a key, hence an optimum, above the
+   incumbent, as rule 2 needs.  With rule 6, a serverless triple that
+   found nothing below a trial bound raises the keys of the serverless
+   triples with fewer workers to that bound.
+8. Lazy minima (:func:`_lazy_items`): a state's value is a minimum over its
+   predecessors, so a transition needs its items only if its lower bound
+   (rule 4, costs growing with the items) could reach that minimum.  Per
+   state, the predecessor of least lower bound is priced, in rounds, until
+   the best priced one is below every unpriced lower bound, or equal to it
+   with a smaller index (the first-index tie-break of ``argmin``), for no
+   arriving activations and for some; the unpriced keep their lower
+   bounds.  The minima, their arguments, hence values and plans, are those
+   of pricing every transition.
 
 Empty segments.  A layer cut into more stripes than it has rows (or
 neurons) has single-row stripes and empty ones.  Its own costs are those of
@@ -222,7 +234,8 @@ from .results import Candidate, DPResult, SearchResult
 from .space import layer_choices, model_parallelism_limit
 
 __all__ = ["DPResult", "Pricer", "check_chain", "compose_plan", "solve", "canonical_plan",
-           "estimate_plan", "useful_triples", "triple_bounds", "quick_triple_bounds", "optimize"]
+           "estimate_plan", "useful_triples", "triple_bounds", "quick_triple_bounds", "relaxed_value",
+           "optimize"]
 
 
 @dataclass
@@ -256,6 +269,7 @@ class Pricer:
         self._item_tables: dict = {}
         self._sorted: dict = {}
         self._stats_of: dict = {}
+        self._programs: dict = {}
         self._units = [pt.stripe_units(layer) for layer in self.dnn.layers]
         self._dense = [False] + [pt.is_dense_pair(self.dnn.layers[l - 1], self.dnn.layers[l])
                                  for l in range(1, len(self.dnn.layers))]
@@ -385,6 +399,24 @@ class Pricer:
                 a[np.ix_(ii, jj)] = got_a
                 e[np.ix_(ii, jj)] = got_e
         return a, e
+
+    def pair_items(self, l: int, prev_pairs: np.ndarray, cur_pairs: np.ndarray):
+        """(A, E) of the transitions prev_pairs[k] -> cur_pairs[k], one by one: what
+        :meth:`item_matrix` (``lazy=True``) gives each of them, through the same caches."""
+        out = np.empty((2, len(prev_pairs)))
+        u1, u = self._units[l - 1], self._units[l]
+        for k, ((p1, r1), (p, r)) in enumerate(zip(prev_pairs.tolist(), cur_pairs.tolist())):
+            key = (l, (p1, r1), (p, r))
+            got = self._items.get(key)
+            if got is None and (p1 > u1 or p > u) and not (self._dense[l] and r1 == r == 1):
+                span = self._range(l, p1, r1, p, r)   # empty segments: the compressed problem
+                if span is None:
+                    span = (0.0, 0.0, np.inf, np.inf)
+                got = span[:2]                        # exact when closed, else the lower end
+                if span[:2] == span[2:]:
+                    self.stats["compressed"] += 1
+            out[:, k] = self.items(l, (p1, r1), (p, r)) if got is None else got
+        return out[0], out[1]
 
     def _table(self, l: int, r1: int, r: int, rows: int, cols: int, kind: str, depth: int):
         """A NaN-initialized table (depth, >= rows, >= cols) per (kind, l, R', R), grown on
@@ -935,7 +967,7 @@ def _lag(cluster: Cluster, threads: np.ndarray) -> np.ndarray:
 
 
 def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None,
-          bound: float | None = None, _only=None) -> DPResult | None:
+          bound: float | None = None, _checked: bool = False) -> DPResult | None:
     """The best plan for ``config``'s (N_ps, N_mr, N_wr) by dynamic programming over layers.
 
     Parameters
@@ -956,20 +988,13 @@ def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None,
     -------
     DPResult, or None when the triple has no plan within ``bound``
     """
-    cluster = pricer.cluster
-    pairs, threads = state_space(config, cluster, max_threads)
-    if _only is not None:  # a sub-space (for a quick upper bound): its optimum is a plan's value
-        pairs = pairs[_only(pairs)]
     samples = config.epoch_samples or 1_000_000
-    nodes = _node_tables(pricer, config, pairs, threads)
+    pairs, threads, nodes, row_min, layer_min, others, after = _program(pricer, config,
+                                                                        max_threads)
     n_layers = len(nodes)
-    row_min = [n.min(axis=1) for n in nodes]
-    layer_min = np.array([m.min() for m in row_min])
     limit = np.inf if bound is None else bound / samples * (1 + _SLACK)
-    after = np.concatenate([np.cumsum(layer_min[::-1])[::-1][1:], [0.0]])  # sum over k > l
-    others = layer_min.sum() - layer_min
     n_mr = config.n_replicas
-    if np.isfinite(limit):  # rule 2: the program with every transition at its lower bounds
+    if np.isfinite(limit) and not _checked:  # rule 2: every transition at its lower bounds
         got = _forward(pricer, pairs, threads, nodes, row_min, layer_min, others, after, limit,
                        n_mr, relaxed=True)
         if got is None or float(got[0].min()) > limit:
@@ -996,6 +1021,44 @@ def solve(pricer: Pricer, config: Config, *, max_threads: int | None = None,
             pricer.items(l, prev, cur)
     return DPResult(config, per_sample, per_sample * samples, tuple(states), n_states,
                     pricer.exact, pricer)
+
+
+def _program(pricer: Pricer, config: Config, max_threads):
+    """The state space and node tables of a triple, with their minima (rule 3), kept for
+    the last few triples (a triple is often run again with another bound, rule 7)."""
+    key = (config.n_ps, config.n_replicas, config.n_workers, config.epoch_samples, max_threads)
+    got = pricer._programs.pop(key, None)
+    if got is None:
+        pairs, threads = state_space(config, pricer.cluster, max_threads)
+        nodes = _node_tables(pricer, config, pairs, threads)
+        row_min = [n.min(axis=1) for n in nodes]
+        layer_min = np.array([m.min() for m in row_min])
+        others = layer_min.sum() - layer_min
+        after = np.concatenate([np.cumsum(layer_min[::-1])[::-1][1:], [0.0]])  # sum over k > l
+        got = (pairs, threads, nodes, row_min, layer_min, others, after)
+    pricer._programs[key] = got           # most recent last
+    while len(pricer._programs) > _PROGRAMS:
+        pricer._programs.pop(next(iter(pricer._programs)))
+    return got
+
+
+#: Triples whose node tables :func:`_program` keeps (memory only).
+_PROGRAMS = 4
+
+
+def relaxed_value(pricer: Pricer, config: Config, bound: float, *,
+                  max_threads: int | None = None) -> float | None:
+    """T_epoch of the program with every transition at its lower bounds (rule 2), if it is
+    <= ``bound``; else None.  A lower bound on the triple's optimum."""
+    samples = config.epoch_samples or 1_000_000
+    pairs, threads, nodes, row_min, layer_min, others, after = _program(pricer, config,
+                                                                        max_threads)
+    limit = bound / samples * (1 + _SLACK)
+    got = _forward(pricer, pairs, threads, nodes, row_min, layer_min, others, after, limit,
+                   config.n_replicas, relaxed=True)
+    if got is None or float(got[0].min()) > limit:
+        return None
+    return float(got[0].min()) * samples
 
 
 def _forward(pricer, pairs, threads, nodes, row_min, layer_min, others, after, limit, n_mr,
@@ -1050,17 +1113,19 @@ def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.in
     width = max(1, _BLOCK // max(len(prev), 1))
     for lo in range(0, n_cur, width):
         sl = slice(lo, lo + width)
-        mask = None
-        if np.isfinite(room):
-            a_lb, e_lb = pricer.item_bounds(l, pairs[prev], pairs[cur[sl]])
-            low = (np.where(e_lb > 0, b1[:, None] + e_lb * c_item / r_prev[:, None], b0[:, None])
-                   + np.where(a_lb > 0, n1[None, sl] + a_lb * c_item / r_cur[None, sl],
-                              n0[None, sl]))
-            mask = low <= room
+        a_lb, e_lb = pricer.item_bounds(l, pairs[prev], pairs[cur[sl]])
         if relaxed:  # rule 2: every transition at its lower bounds, nothing priced
-            a, e = pricer.item_bounds(l, pairs[prev], pairs[cur[sl]])
-        else:
-            a, e = pricer.item_matrix(l, pairs[prev], pairs[cur[sl]], mask, lazy=True)
+            a, e = a_lb, e_lb
+        else:  # rule 8: only the transitions that can be a state's best (or tie with it)
+            mask = np.ones(a_lb.shape, dtype=bool)
+            if np.isfinite(room):
+                low = (np.where(e_lb > 0, b1[:, None] + e_lb * c_item / r_prev[:, None],
+                                b0[:, None])
+                       + np.where(a_lb > 0, n1[None, sl] + a_lb * c_item / r_cur[None, sl],
+                                  n0[None, sl]))
+                mask = low <= room
+            a, e = _lazy_items(pricer, l, pairs[prev], pairs[cur[sl]], mask, a_lb, e_lb,
+                               b0, b1, c_item, r_prev, r_cur[sl])
         e_pos[:, sl] = e > 0
         x = np.where(e > 0, b1[:, None] + e * c_item / r_prev[:, None], b0[:, None])
         y0 = np.where(a > 0, np.inf, x)
@@ -1072,6 +1137,58 @@ def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.in
     use1 = via1 < c0[:, None]
     new = node + np.where(use1, via1, c0[:, None])
     return (prev, i0, i1, use1, h0, h1, e_pos), new
+
+
+def _arrivals(a, e, b0, b1, c_item, r_prev, r_cur):
+    """(y0, y1): the cost of reaching each state from each predecessor when no activation
+    arrives (+inf if some does) and when some do, before the arrival latency (:func:`_step`)."""
+    x = np.where(e > 0, b1[:, None] + e * c_item / r_prev[:, None], b0[:, None])
+    return np.where(a > 0, np.inf, x), np.where(a > 0, x + a * c_item / r_cur[None, :], np.inf)
+
+
+def _first_min(values):
+    """(minimum, first index reaching it) of each column."""
+    at = values.argmin(axis=0)
+    return np.take_along_axis(values, at[None, :], axis=0)[0], at
+
+
+def _lazy_items(pricer, l, prev_pairs, cur_pairs, mask, a_lb, e_lb, b0, b1, c_item, r_prev,
+                r_cur):
+    """Items of the transitions where ``mask``, priced only as far as the minima of
+    :func:`_step` need them (rule 8); the others keep their lower bounds, which give
+    each state a larger (value, index) than its best predecessor's, ties included.
+
+    In rounds: each state whose best priced predecessor, for no arriving
+    activations (y0) or some (y1), is not below every unpriced one's lower
+    bound (lower, or equal with a smaller index) has that unpriced one priced.
+    """
+    a, e = a_lb.copy(), e_lb.copy()
+    a[~mask], e[~mask] = np.inf, np.inf
+    lo0, lo1 = _arrivals(a, e, b0, b1, c_item, r_prev, r_cur)
+    lo0[a_lb > 0] = np.inf   # y0 needs no activation to arrive
+    lo1 = np.where(mask, np.minimum(lo1, np.where(a_lb > 0, np.inf, lo0)), np.inf)
+    priced = ~mask
+    y0, y1 = np.full(a.shape, np.inf), np.full(a.shape, np.inf)
+    cols = np.arange(a.shape[1])
+    while len(cols):
+        open0 = np.where(priced[:, cols], np.inf, lo0[:, cols])
+        open1 = np.where(priced[:, cols], np.inf, lo1[:, cols])
+        (m0, k0), (m1, k1) = _first_min(open0), _first_min(open1)
+        (v0, j0), (v1, j1) = _first_min(y0[:, cols]), _first_min(y1[:, cols])
+        need0 = np.isfinite(m0) & ((m0 < v0) | ((m0 == v0) & (k0 < j0)))
+        need1 = np.isfinite(m1) & ((m1 < v1) | ((m1 == v1) & (k1 < j1)))
+        if not (need0.any() or need1.any()):
+            break
+        rows = np.concatenate([k0[need0], k1[need1]])
+        at = np.concatenate([cols[need0], cols[need1]])
+        got_a, got_e = pricer.pair_items(l, prev_pairs[rows], cur_pairs[at])
+        a[rows, at], e[rows, at] = got_a, got_e
+        priced[rows, at] = True
+        x = np.where(got_e > 0, b1[rows] + got_e * c_item / r_prev[rows], b0[rows])
+        y0[rows, at] = np.where(got_a > 0, np.inf, x)
+        y1[rows, at] = np.where(got_a > 0, x + got_a * c_item / r_cur[at], np.inf)
+        cols = np.unique(at)
+    return a, e
 
 
 def _trace(idx: int, back: list, last: np.ndarray, pairs: np.ndarray, threads: np.ndarray) -> list:
@@ -1215,14 +1332,15 @@ def quick_triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = No
     return low * (1 - 1e-9)
 
 
-def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads, bound=None):
+def _solve_triple(pricer: Pricer, config: Config, exhaustive: bool, max_threads, bound=None,
+                  checked=False):
     """(T_epoch used for ranking, evaluations, a zero-argument function giving the Estimate,
     the DPResult or None), or None when ``bound`` rules the triple out."""
     model, dnn, cluster = pricer.model, pricer.dnn, pricer.cluster
     if exhaustive:
         t, plan, count = best_plan(model, dnn, cluster, config, max_threads=max_threads)
         return t, count, lambda: model.evaluate(dnn, cluster, config, plan), None
-    result = solve(pricer, config, max_threads=max_threads, bound=bound)
+    result = solve(pricer, config, max_threads=max_threads, bound=bound, _checked=checked)
     if result is None:
         return None
     if pricer.exact:
@@ -1315,6 +1433,12 @@ def _search_all(pricer: Pricer, configs, exhaustive: bool, max_threads, progress
 #: (speed only: any step gives the same answer).
 _STEP = 0.01
 
+#: Growth of that step with each failed trial of the same triple (speed only).
+_GROWTH = 2.0
+
+#: Relative step above a triple's key of the bound of its first, relaxed run (speed only).
+_RELAXED_STEP = 0.1
+
 
 def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
     """The configurations that can enter the top ``top``, solved exactly (rules 2, 2b, 6, 7).
@@ -1325,6 +1449,8 @@ def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
     order = _TripleOrder(pricer, configs, max_threads)
     known = {}                # index -> its optimum, once solved
     retry = []                # (key, -N_wr, index): the optimum exceeds key (a failed trial)
+    failed = {}               # index -> its failed trials
+    relaxed = {}              # index -> its value at the lower bounds, once known
     found, evaluated, settled = [], 0, 0
     serverless_above = {}     # N_wr -> T: the optimum of (0, 1, N_wr) exceeds T (rule 6)
     serverless_done = {}      # N_wr -> DPResult of (0, 1, N_wr), exact
@@ -1347,18 +1473,29 @@ def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
         if same:  # rule 6: a sub-space holding the optimum of a larger one has that optimum
             result = dataclasses.replace(same[0], config=config, n_states=0)
             got = (result.epoch_time, 0, functools.partial(estimate_plan, pricer, result), result)
+        elif index not in relaxed:  # rule 7: first the program at the lower bounds
+            trial = min(limit, key * (1 + _RELAXED_STEP))
+            value = relaxed_value(pricer, config, trial, max_threads=max_threads)
+            if value is not None:
+                relaxed[index] = value
+                heapq.heappush(retry, (max(key, value), -config.n_workers, index))
+                continue
+            got = None
         else:
             following = _peek(order, retry)
             # rule 7: first a bound just above this triple's lower bound
-            trial = min(limit, max(key * (1 + _STEP), -np.inf if following is None
+            step = _STEP * _GROWTH ** failed.get(index, 0)
+            trial = min(limit, max(key * (1 + step), -np.inf if following is None
                                    else following[0]))
-            got = _solve_triple(pricer, config, False, max_threads, bound=trial)
+            got = _solve_triple(pricer, config, False, max_threads, bound=trial, checked=True)
         if got is None:
             if serverless:  # rule 6: fewer workers, a sub-space of the same costs, no better
                 serverless_above[config.n_workers] = max(trial, serverless_above.get(
                     config.n_workers, -np.inf))
             if trial < limit:  # its optimum exceeds the trial bound: try it again from there
                 heapq.heappush(retry, (trial, -config.n_workers, index))
+                if index in relaxed:
+                    failed[index] = failed.get(index, 0) + 1
                 continue
         settled += 1
         if progress is not None:

@@ -416,3 +416,47 @@ def test_mean_bounds_hold_for_every_assignment():
             lowest = (min(lowest[0], a), min(lowest[1], e))
         tight += lowest[0] == mean_a or lowest[1] == mean_e
     assert tight > 20
+
+
+def _price_every_transition(pricer, l, prev_pairs, cur_pairs, mask, *args):
+    """Rule 8 undone: every transition within the bound priced (the plain computation)."""
+    return pricer.item_matrix(l, prev_pairs, cur_pairs, mask, lazy=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(dnn=chains(), cluster=clusters(), model=models,
+       triple=st.sampled_from([(0, 1, 4), (1, 1, 4), (2, 2, 3), (3, 1, 6), (1, 2, 5)]))
+def test_lazy_pricing_gives_the_same_program(dnn, cluster, model, triple):
+    """Rule 8: pricing only what a state's minimum needs gives the same values, plans and
+    tie-breaks as pricing every transition, with and without a bound."""
+    n_ps, n_mr, n_wr = triple
+    config = Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=1000)
+    lazy = dp.solve(dp.Pricer(model, dnn, cluster), config)
+    lazy_bounded = dp.solve(dp.Pricer(model, dnn, cluster), config, bound=lazy.epoch_time * 1.01)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(dp, "_lazy_items", _price_every_transition)
+        full = dp.solve(dp.Pricer(model, dnn, cluster), config)
+        full_bounded = dp.solve(dp.Pricer(model, dnn, cluster), config,
+                                bound=lazy.epoch_time * 1.01)
+    assert (lazy.epoch_time, lazy.states) == (full.epoch_time, full.states)
+    assert (lazy_bounded.epoch_time, lazy_bounded.states) == \
+        (full_bounded.epoch_time, full_bounded.states)
+
+
+@pytest.mark.parametrize("layers, machines", [(8, 40), (4, 64)])
+def test_lazy_pricing_on_imagenet22k(layers, machines, monkeypatch):
+    """Rule 8 on Yan et al. 2015's layers (replicas, conv halos, empty segments): the same
+    optimum and plan as pricing every transition, and the relaxed value below it (rule 7)."""
+    dnn = DNN(name="prefix", layers=zoo.load("adam-imagenet22k").layers[:layers])
+    model, cluster = LayerWise(working_set="layer"), zoo.cluster("yan2015").replace(machines=machines)
+    configs = [Config(n_workers=w, n_replicas=r, n_ps=p, epoch_samples=15_000_000)
+               for w, r, p in [(16, 2, 8), (12, 3, 4), (machines // 2, 1, machines // 2)]]
+    for config in configs:
+        lazy = dp.solve(dp.Pricer(model, dnn, cluster), config)
+        with monkeypatch.context() as m:
+            m.setattr(dp, "_lazy_items", _price_every_transition)
+            full = dp.solve(dp.Pricer(model, dnn, cluster), config)
+        assert (lazy.epoch_time, lazy.states) == (full.epoch_time, full.states)
+        low = dp.relaxed_value(dp.Pricer(model, dnn, cluster), config, lazy.epoch_time * 2)
+        assert low <= lazy.epoch_time
+        assert dp.relaxed_value(dp.Pricer(model, dnn, cluster), config, low * (1 - 1e-6)) is None
