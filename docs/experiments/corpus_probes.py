@@ -96,7 +96,9 @@ def _fork_join_mva(think: float, stations, workers: int) -> float:
 def forkjoin() -> None:
     """Async: a worker's push and pull to P servers as one fork-join over the P server
     links (each link a processor-sharing station of P servers' capacity, the update
-    in parallel on the P shards) against P stations visited in turn (the default)."""
+    in parallel on the P shards), or as one station P times faster with the rest of
+    the worker's own link time as a delay, against P stations visited in turn (the
+    default)."""
     errors = collections.defaultdict(lambda: collections.defaultdict(list))
     for rows in regimes("async"):
         f = rows[0]
@@ -104,11 +106,15 @@ def forkjoin() -> None:
         prof = zoo.profile(f"{f['dnn']}-pipedream")
         m, z, tu = prof.model_bytes, prof.t_forward + prof.t_backward, float(f["t_update"])
         meas = {int(r["workers"]): float(r["throughput"]) / int(r["batch_size"]) for r in rows}
+        nic = 2 * (m / link) * (1 - 1 / p)   # a worker's own link beyond its servers' share
         series = {"P stations in turn": {k: async_throughput(m, link, prof.t_forward,
                                                              prof.t_backward, tu, k, "ps",
                                                              n_ps=p) for k in meas},
                   "fork-join over P links": {k: _fork_join_mva(
-                      z, [(m / link, p), (tu / p, 1), (m / link, p)], k) for k in meas}}
+                      z, [(m / link, p), (tu / p, 1), (m / link, p)], k) for k in meas},
+                  "P links as one, NIC a delay": {k: _fork_join_mva(
+                      z + nic, [(m / (p * link), 1), (tu / p, 1), (m / (p * link), 1)], k)
+                      for k in meas}}
         for rule, pred in series.items():
             errors[rule][f["split"]].append(scaled_error({k: meas[k] / pred[k] for k in meas}))
     report(errors)
