@@ -243,7 +243,8 @@ def estimates_over_workers(model, workload, cluster, workers, *, epoch_samples=N
         One per worker count, in order.
     """
     n_ps = 1 if getattr(model, "uses_parameter_servers", True) else 0
-    return [model.estimate(workload, cluster, Config(n_replicas=int(k), n_ps=n_ps,
+    mode = getattr(model, "mode", "sync")   # as grid_records
+    return [model.estimate(workload, cluster, Config(n_replicas=int(k), n_ps=n_ps, mode=mode,
                                                      epoch_samples=epoch_samples))
             for k in workers]
 

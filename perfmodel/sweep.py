@@ -821,15 +821,18 @@ def grid_records(model: Any, workload: Any, cluster: Cluster, *, workers: Iterab
     ``phases``, ``bottleneck``, and ``epoch_time`` when known).  For a
     profile, ``below_floor`` is True when the step is shorter than the
     physical floor of :mod:`perfmodel.floors` (the model promises more than
-    the links or the compute allow).
+    the links or the compute allow).  The configurations take the model's
+    ``mode`` when it has one (a model calibrated on async runs answers for
+    async SGD), else sync.
     """
     bandwidths = [cluster.nic_bandwidth] if bandwidths is None else list(bandwidths)
+    mode = getattr(model, "mode", "sync")
     if n_ps is None:  # all-reduce models have no servers
         n_ps = (1,) if getattr(model, "uses_parameter_servers", True) else (0,)
     records = []
     for bandwidth, k, s in itertools.product(bandwidths, workers, n_ps):
         net = cluster if bandwidth == cluster.nic_bandwidth else cluster.replace(nic_bandwidth=bandwidth)
-        config = Config(n_replicas=k, n_ps=s, epoch_samples=epoch_samples)
+        config = Config(n_replicas=k, n_ps=s, epoch_samples=epoch_samples, mode=mode)
         est = model.estimate(workload, net, config)
         record = {"workers": k, "n_ps": s, "bandwidth": bandwidth}
         record.update(est.to_dict())

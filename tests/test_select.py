@@ -29,9 +29,11 @@ from perfmodel.fit.selection import (
     select_model,
 )
 from perfmodel.measurements import Measurement
+from perfmodel.plot import estimates_over_workers
 from perfmodel.queueing import AsyncMVA
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config, Profile
+from perfmodel.sweep import grid_records
 
 EFF = tuple(round(1.0 - 0.02 * i, 2) for i in range(26))          # 1.0 .. 0.5
 SHARE = (0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9, 0.1, 1.0, 0.0)
@@ -532,6 +534,32 @@ def test_async_interval_reaches_the_contention_free_bound_on_several_servers(job
     sync = select_model(profile, cluster, [Measurement(k, 4, cluster.nic_bandwidth, SyncCoarse(
         ).estimate(profile, cluster, Config(n_replicas=k, n_ps=4)).throughput) for k in (1, 2)])
     assert not sync.chosen.reach_contention_free
+
+
+@dataclasses.dataclass(frozen=True)
+class _ModeEcho:
+    """Answers 1 sample/s in sync and 2 in async: shows which mode it was asked for."""
+
+    def estimate(self, workload, cluster, config):
+        return Estimate(1.0, 1.0 if config.mode == "sync" else 2.0, meta={"model": "echo"})
+
+
+def test_front_ends_ask_a_model_calibrated_on_async_runs_for_async(job):
+    profile, cluster = job
+    cal = Calibrated("echo", "closed form", _ModeEcho(), {}, (0.0, 0.0), mode="async")
+    assert [r["throughput"] for r in grid_records(cal, profile, cluster, workers=[1, 4])] == \
+        [2.0, 2.0]
+    assert [e.throughput for e in estimates_over_workers(cal, profile, cluster, [2])] == [2.0]
+    assert grid_records(_ModeEcho(), profile, cluster, workers=[1])[0]["throughput"] == 1.0
+    with pytest.raises(SpecError):
+        dataclasses.replace(cal, mode="allreduce")
+    # select_model marks its choice with the runs' mode (perfmodel predict --measurements
+    # builds its configurations through grid_records)
+    runs = _async_runs(profile, cluster, 1, (1, 2))
+    assert select_model(profile, cluster, runs).chosen.mode == "async"
+    sync_runs = [Measurement(k, 1, cluster.nic_bandwidth, SyncCoarse().estimate(
+        profile, cluster, Config(n_replicas=k)).throughput) for k in (1, 2)]
+    assert select_model(profile, cluster, sync_runs).chosen.mode == "sync"
 
 
 @given(mb=st.floats(1e6, 1e9), tf=st.floats(1e-3, 1.0), tb=st.floats(1e-3, 1.0),

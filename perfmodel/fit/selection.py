@@ -731,6 +731,10 @@ class Calibrated:
     growth : float
         Log misfit per e-fold of workers for ``"growth"``
         (:data:`EXTRAPOLATION_GROWTH`, the job's mode; sync's by default).
+    mode : {"sync", "async"}
+        Synchronisation of the calibration runs: what the model answers for
+        (front ends build their configurations with it, e.g. ``perfmodel
+        predict --measurements``).
     reach_contention_free : bool
         Above the prediction, an async estimate on 2 or more servers reaches
         :func:`contention_free_throughput` instead of widening with the
@@ -759,6 +763,7 @@ class Calibrated:
     calibration_workers: int | None = None
     extrapolation: str = "growth"
     growth: float = EXTRAPOLATION_GROWTH["sync"]
+    mode: str = "sync"
     reach_contention_free: bool = False
     ceiling: Any = None
     alternatives: tuple = ()
@@ -769,6 +774,8 @@ class Calibrated:
             raise SpecError("extrapolation", f"expected one of {', '.join(EXTRAPOLATIONS)}, "
                                              f"got {self.extrapolation!r}")
         _v.nonnegative("growth", self.growth)
+        if self.mode not in ("sync", "async"):
+            raise SpecError("mode", f"expected 'sync' or 'async', got {self.mode!r}")
 
     def halfwidth_at(self, workers: int) -> float:
         """Log half-width for a configuration of ``workers`` (extrapolation widening)."""
@@ -800,7 +807,7 @@ class Calibrated:
         h = self.halfwidth_at(config.n_replicas)
         low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
         source = f"LOO residuals of {len(self.log_residuals)} calibration points"
-        if self.reach_contention_free and config.mode == "async" and config.n_ps >= 2:
+        if self.reach_contention_free and config.n_ps >= 2:   # set for async jobs only
             high = max(est.throughput * math.exp(self.halfwidth),
                        contention_free_throughput(self.model, workload, calibrated, config))
             source += " below, the contention-free bound above"
@@ -850,7 +857,7 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         resid = tuple(float(np.log(m.throughput / p)) for m, p in zip(ms, pred))
         return Calibrated(candidate.name, candidate.family, candidate.model, {}, resid, level,
                           calibration_workers=max(m.workers for m in ms),
-                          growth=_growth_of(ms))
+                          growth=EXTRAPOLATION_GROWTH[_mode_of(ms)], mode=_mode_of(ms))
     if len(ms) - 1 >= len(candidate.grid):   # every fold searches the whole grid
         fit = _grid_fit(candidate, profile, cluster, ms)
         model, overrides = _fitted(fit)
@@ -859,12 +866,13 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         model, overrides = _fit(candidate, profile, cluster, ms)
         resid = _loo_by_refitting(candidate, profile, cluster, ms)
     return Calibrated(candidate.name, candidate.family, model, overrides, tuple(resid), level,
-                      calibration_workers=max(m.workers for m in ms), growth=_growth_of(ms))
+                      calibration_workers=max(m.workers for m in ms),
+                      growth=EXTRAPOLATION_GROWTH[_mode_of(ms)], mode=_mode_of(ms))
 
 
-def _growth_of(ms) -> float:
-    """The interval growth of the runs' mode (async if any run is async)."""
-    return EXTRAPOLATION_GROWTH["async" if any(m.mode == "async" for m in ms) else "sync"]
+def _mode_of(ms) -> str:
+    """The runs' synchronisation: async if any run is (:func:`select_model` checks they agree)."""
+    return "async" if any(m.mode == "async" for m in ms) else "sync"
 
 
 def _loo_by_refitting(candidate: ModelCandidate, profile: Profile, cluster: Cluster,
@@ -1307,7 +1315,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                 "(no run had more workers than servers, so none shows how much the workers "
                 "queue there)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
-                                 growth=EXTRAPOLATION_GROWTH[mode], reach_contention_free=reach,
+                                 growth=EXTRAPOLATION_GROWTH[mode], mode=mode,
+                                 reach_contention_free=reach,
                                  ceiling=ceiling, alternatives=alternatives)
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,
