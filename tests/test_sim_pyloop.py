@@ -15,16 +15,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from test_sim_heap import RICH, TWO, B  # the heap path's own traces
 
 from perfmodel.errors import SpecError
 from perfmodel.sim import RESOURCES, Op, Step, Trace, _pyloop, engine, numba_available, simulate
 
-B = 1.25e9
-RICH = Trace.from_layers([3e7, 5e7, 2e7, 4e7], [[0.01, 0.02, 0.03, 0.01],
-                                                [0.012, 0.02, 0.031, 0.02]],
-                         [0.02, 0.03, 0.01, 0.02], 0.005, overlap=True)
-TWO = Trace.from_layers([3e7, 5e7, 2e7, 4e7], [0.01, 0.02, 0.03, 0.01],
-                        [0.02, 0.03, 0.01, 0.02], 0.005, overlap=True, servers=[0, 1, 0, 1])
 COARSE = Trace((Step((Op("pull", "downlink", bytes=1e8),
                       Op("compute", "worker", seconds=0.3, deps=("pull",)),
                       Op("push", "uplink", bytes=1e8, deps=("compute",)),
