@@ -132,8 +132,12 @@ def test_the_generating_async_model_is_chosen(profile, cluster, truth_name):
     assert sel.chosen.name == truth_name
     assert "lowest" in sel.chosen.why
     # async intervals widen by async's growth per e-fold of workers, every calibration too
-    assert sel.chosen.growth == EXTRAPOLATION_GROWTH["async"] != EXTRAPOLATION_GROWTH["sync"]
-    assert {c.growth for c in sel.calibrated if c is not None} == {EXTRAPOLATION_GROWTH["async"]}
+    assert EXTRAPOLATION_GROWTH["async"] != EXTRAPOLATION_GROWTH["sync"]
+    for cal in [sel.chosen] + [c for c in sel.calibrated if c is not None]:
+        assert cal.mode == "async" and cal.growth is None
+        k = cal.calibration_workers * 8
+        assert cal.halfwidth_at(k) == pytest.approx(
+            math.hypot(cal.halfwidth, EXTRAPOLATION_GROWTH["async"] * math.log(8)), rel=1e-12)
 
 
 def test_lockstep_regime_overrides_a_lower_loo_error(profile, cluster):

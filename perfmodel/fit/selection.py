@@ -728,9 +728,9 @@ class Calibrated:
         extrapolation widening).
     extrapolation : {"growth", "linear", "sqrt", "none"}
         Widening beyond ``calibration_workers`` (see the module docstring).
-    growth : float
-        Log misfit per e-fold of workers for ``"growth"``
-        (:data:`EXTRAPOLATION_GROWTH`, the job's mode; sync's by default).
+    growth : float or None
+        Log misfit per e-fold of workers for ``"growth"``; None (default):
+        :data:`EXTRAPOLATION_GROWTH` of ``mode``.
     mode : {"sync", "async"}
         Synchronisation of the calibration runs: what the model answers for
         (front ends build their configurations with it, e.g. ``perfmodel
@@ -762,7 +762,7 @@ class Calibrated:
     prior_width: float = 0.3
     calibration_workers: int | None = None
     extrapolation: str = "growth"
-    growth: float = EXTRAPOLATION_GROWTH["sync"]
+    growth: float | None = None
     mode: str = "sync"
     reach_contention_free: bool = False
     ceiling: Any = None
@@ -773,14 +773,16 @@ class Calibrated:
         if self.extrapolation not in EXTRAPOLATIONS:
             raise SpecError("extrapolation", f"expected one of {', '.join(EXTRAPOLATIONS)}, "
                                              f"got {self.extrapolation!r}")
-        _v.nonnegative("growth", self.growth)
-        if self.mode not in ("sync", "async"):
+        if self.growth is not None:
+            _v.nonnegative("growth", self.growth)
+        if self.mode not in EXTRAPOLATION_GROWTH:
             raise SpecError("mode", f"expected 'sync' or 'async', got {self.mode!r}")
 
     def halfwidth_at(self, workers: int) -> float:
         """Log half-width for a configuration of ``workers`` (extrapolation widening)."""
         return extrapolated_halfwidth(self.halfwidth, workers, self.calibration_workers,
-                                      self.extrapolation, growth=self.growth)
+                                      self.extrapolation, growth=EXTRAPOLATION_GROWTH[self.mode]
+                                      if self.growth is None else self.growth)
 
     @property
     def halfwidth(self) -> float:
@@ -856,8 +858,7 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         pred = predict_measurements(candidate.model, profile, cluster, ms)
         resid = tuple(float(np.log(m.throughput / p)) for m, p in zip(ms, pred))
         return Calibrated(candidate.name, candidate.family, candidate.model, {}, resid, level,
-                          calibration_workers=max(m.workers for m in ms),
-                          growth=EXTRAPOLATION_GROWTH[_mode_of(ms)], mode=_mode_of(ms))
+                          calibration_workers=max(m.workers for m in ms), mode=_mode_of(ms))
     if len(ms) - 1 >= len(candidate.grid):   # every fold searches the whole grid
         fit = _grid_fit(candidate, profile, cluster, ms)
         model, overrides = _fitted(fit)
@@ -866,8 +867,7 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         model, overrides = _fit(candidate, profile, cluster, ms)
         resid = _loo_by_refitting(candidate, profile, cluster, ms)
     return Calibrated(candidate.name, candidate.family, model, overrides, tuple(resid), level,
-                      calibration_workers=max(m.workers for m in ms),
-                      growth=EXTRAPOLATION_GROWTH[_mode_of(ms)], mode=_mode_of(ms))
+                      calibration_workers=max(m.workers for m in ms), mode=_mode_of(ms))
 
 
 def _mode_of(ms) -> str:
@@ -1315,8 +1315,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                 "(no run had more workers than servers, so none shows how much the workers "
                 "queue there)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
-                                 growth=EXTRAPOLATION_GROWTH[mode], mode=mode,
-                                 reach_contention_free=reach,
+                                 mode=mode, reach_contention_free=reach,
                                  ceiling=ceiling, alternatives=alternatives)
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,
