@@ -171,9 +171,8 @@ slack of 1e-9 so that rounding can never drop a tie):
    the triple's key becomes the largest lower bound known (a valid key)
    and the triple goes back into the order.  Triples found are thus exact,
    and a triple never found has a key, hence an optimum, above the
-   incumbent, as rule 2 needs.  With rule 6, a serverless triple that
-   found nothing below a trial bound raises the keys of the serverless
-   triples with fewer workers to that bound.
+   incumbent, as rule 2 needs.  With rules 6 and 9, a lower bound found
+   this way raises the keys of the triples the triple dominates.
 8. Lazy minima (:func:`_lazy_items`): a state's value is a minimum over its
    predecessors, so a transition needs its items only if its lower bound
    (rule 4, costs growing with the items) could reach that minimum.  Per
@@ -183,6 +182,26 @@ slack of 1e-9 so that rounding can never drop a tie):
    arriving activations and for some; the unpriced keep their lower
    bounds.  The minima, their arguments, hence values and plans, are those
    of pricing every transition.
+9. Dominance (:class:`_Dominance`): for triples with servers, T_epoch depends
+   on the triple only through N_mr, the read lanes min(N_ps, N_wr) (eq. 11,
+   where more lanes never read slower, as in rule 1) and the state space,
+   which grows with N_wr (transitions do not depend on idle workers, rule
+   6).  So a triple with the same N_mr and at least the workers and lanes
+   of another has an optimum no larger: every plan of the other is one of
+   its plans and costs no more.  Each lower bound learnt on a triple's
+   optimum (its relaxed value, a failed trial, its optimum) is thus one on
+   every triple it dominates, whose key is raised to it before it is run;
+   the serverless triples (0, 1, N_wr) dominate alike by N_wr (rule 6).
+10. Relaxed runs (:func:`_relaxed_step`): the run at the lower bounds needs
+   only values, not arguments.  A state's value through a predecessor is at
+   least that predecessor's best b0 plus the state's node cost, so the
+   predecessors are taken in chunks of increasing b0, each only for the
+   states whose value (for some thread count, through either arrival case)
+   it could still lower, and that it could keep within the bound; a value
+   thereby left too high was above the bound anyway and is dropped by rule
+   3 at the next layer, or in the last layer exceeds the bound as the true
+   one does.  So the relaxed value, or the None above the bound, is that of
+   the plain pass, to the bit.
 
 Empty segments.  A layer cut into more stripes than it has rows (or
 neurons) has single-row stripes and empty ones.  Its own costs are those of
@@ -1080,8 +1099,12 @@ def _forward(pricer, pairs, threads, nodes, row_min, layer_min, others, after, l
             cur = cur[best.min() + row_min[l][cur] + after[l] <= limit]
         if not len(alive) or not len(cur):
             return None
-        step, best = _step(pricer, l, pairs, alive, cur, best, nodes[l][cur], lag, c_item, n_mr,
-                           limit - after[l], relaxed)
+        if relaxed:  # rule 10: values only, predecessors in increasing order of their best
+            step, best = None, _relaxed_step(pricer, l, pairs, alive, cur, best, nodes[l][cur],
+                                             lag, c_item, n_mr, limit - after[l])
+        else:
+            step, best = _step(pricer, l, pairs, alive, cur, best, nodes[l][cur], lag, c_item,
+                               n_mr, limit - after[l])
         back.append((kept, step))
         alive = cur
         n_states += len(cur) * len(threads)
@@ -1090,8 +1113,7 @@ def _forward(pricer, pairs, threads, nodes, row_min, layer_min, others, after, l
     return best, back, alive, n_states
 
 
-def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.inf,
-          relaxed=False):
+def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.inf):
     """One layer of the program over (P, R) pairs, threads folded in (module docstring).
 
     ``room``: the bound minus the node minima of the layers after l; a
@@ -1114,18 +1136,16 @@ def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.in
     for lo in range(0, n_cur, width):
         sl = slice(lo, lo + width)
         a_lb, e_lb = pricer.item_bounds(l, pairs[prev], pairs[cur[sl]])
-        if relaxed:  # rule 2: every transition at its lower bounds, nothing priced
-            a, e = a_lb, e_lb
-        else:  # rule 8: only the transitions that can be a state's best (or tie with it)
-            mask = np.ones(a_lb.shape, dtype=bool)
-            if np.isfinite(room):
-                low = (np.where(e_lb > 0, b1[:, None] + e_lb * c_item / r_prev[:, None],
-                                b0[:, None])
-                       + np.where(a_lb > 0, n1[None, sl] + a_lb * c_item / r_cur[None, sl],
-                                  n0[None, sl]))
-                mask = low <= room
-            a, e = _lazy_items(pricer, l, pairs[prev], pairs[cur[sl]], mask, a_lb, e_lb,
-                               b0, b1, c_item, r_prev, r_cur[sl])
+        # rule 8: only the transitions that can be a state's best (or tie with it)
+        mask = np.ones(a_lb.shape, dtype=bool)
+        if np.isfinite(room):
+            low = (np.where(e_lb > 0, b1[:, None] + e_lb * c_item / r_prev[:, None],
+                            b0[:, None])
+                   + np.where(a_lb > 0, n1[None, sl] + a_lb * c_item / r_cur[None, sl],
+                              n0[None, sl]))
+            mask = low <= room
+        a, e = _lazy_items(pricer, l, pairs[prev], pairs[cur[sl]], mask, a_lb, e_lb,
+                           b0, b1, c_item, r_prev, r_cur[sl])
         e_pos[:, sl] = e > 0
         x = np.where(e > 0, b1[:, None] + e * c_item / r_prev[:, None], b0[:, None])
         y0 = np.where(a > 0, np.inf, x)
@@ -1137,6 +1157,43 @@ def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.in
     use1 = via1 < c0[:, None]
     new = node + np.where(use1, via1, c0[:, None])
     return (prev, i0, i1, use1, h0, h1, e_pos), new
+
+
+#: Predecessors in the first chunk of :func:`_relaxed_step` (speed only).
+_RELAXED_CHUNK = 64
+
+
+def _relaxed_step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room):
+    """:func:`_step`'s new table with every transition at its lower bounds, exact wherever
+    it is <= ``room`` (elsewhere above ``room`` too, which the next layer drops: rule 10).
+
+    A state's value through a predecessor is at least that predecessor's best b0 plus
+    its node cost (transitions cost >= 0), so predecessors are taken in chunks of
+    increasing b0, each only for the states whose value (for some thread count) it could
+    still lower within ``room``; once no state is left, the rest cannot change a value.
+    """
+    r_prev = pairs[prev, 1].astype(float) * n_mr
+    r_cur = pairs[cur, 1].astype(float) * n_mr
+    b0 = best.min(axis=1)
+    b1 = (best + lag[None, :] / r_prev[:, None]).min(axis=1)
+    n0 = node.min(axis=1)
+    slow = lag.max() / r_cur          # the largest arrival latency of each state
+    order = np.argsort(b0, kind="stable")
+    c0, c1 = np.full(len(cur), np.inf), np.full(len(cur), np.inf)
+    lo, width = 0, _RELAXED_CHUNK
+    while lo < len(order):
+        rows = order[lo:lo + width]
+        least = b0[rows[0]]
+        cols = np.flatnonzero((least < np.minimum(c0, c1 + slow)) & (least + n0 <= room))
+        if not len(cols):
+            break  # later predecessors have b0 >= least: they lower no value within room
+        a, e = pricer.item_bounds(l, pairs[prev[rows]], pairs[cur[cols]])
+        y0, y1 = _arrivals(a, e, b0[rows], b1[rows], c_item, r_prev[rows], r_cur[cols])
+        c0[cols] = np.minimum(c0[cols], y0.min(axis=0))
+        c1[cols] = np.minimum(c1[cols], y1.min(axis=0))
+        lo, width = lo + width, 2 * width
+    via1 = c1[:, None] + lag[None, :] / r_cur[:, None]
+    return node + np.minimum(via1, c0[:, None])
 
 
 def _arrivals(a, e, b0, b1, c_item, r_prev, r_cur):
@@ -1452,7 +1509,7 @@ def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
     failed = {}               # index -> its failed trials
     relaxed = {}              # index -> its value at the lower bounds, once known
     found, evaluated, settled = [], 0, 0
-    serverless_above = {}     # N_wr -> T: the optimum of (0, 1, N_wr) exceeds T (rule 6)
+    lower = _Dominance(configs)   # lower bounds on the optima, shared by dominance (rules 6, 9)
     serverless_done = {}      # N_wr -> DPResult of (0, 1, N_wr), exact
     while (head := _take(order, retry)) is not None:
         key, index = head
@@ -1462,9 +1519,8 @@ def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
             break  # rule 2: this triple and every later one (larger keys) cannot enter the top
         config = configs[index]
         serverless = config.n_ps == 0 and config.n_replicas == 1
-        floor = max((t for w, t in serverless_above.items() if w >= config.n_workers),
-                    default=-np.inf) if serverless else -np.inf
-        if floor > key:  # rule 6: a sub-space of a triple whose optimum exceeds floor
+        floor = lower.floor(index)
+        if floor > key:  # rules 6, 9: dominated by a triple whose optimum is >= floor
             heapq.heappush(retry, (floor, -config.n_workers, index))
             continue
         same = [r for w, r in serverless_done.items() if w >= config.n_workers
@@ -1478,6 +1534,7 @@ def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
             value = relaxed_value(pricer, config, trial, max_threads=max_threads)
             if value is not None:
                 relaxed[index] = value
+                lower.raise_to(index, value)
                 heapq.heappush(retry, (max(key, value), -config.n_workers, index))
                 continue
             got = None
@@ -1489,9 +1546,7 @@ def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
                                    else following[0]))
             got = _solve_triple(pricer, config, False, max_threads, bound=trial, checked=True)
         if got is None:
-            if serverless:  # rule 6: fewer workers, a sub-space of the same costs, no better
-                serverless_above[config.n_workers] = max(trial, serverless_above.get(
-                    config.n_workers, -np.inf))
+            lower.raise_to(index, trial)  # rules 6, 9: its optimum exceeds the trial bound
             if trial < limit:  # its optimum exceeds the trial bound: try it again from there
                 heapq.heappush(retry, (trial, -config.n_workers, index))
                 if index in relaxed:
@@ -1507,8 +1562,42 @@ def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
             serverless_done[config.n_workers] = result
         found.append((t, config.machines, int(index), config, make))
         known[int(index)] = min(t, known.get(int(index), np.inf))
+        lower.raise_to(index, t)
         evaluated += count
     return found, evaluated
+
+
+class _Dominance:
+    """Lower bounds known on the optima of the configurations, and the floor each one
+    inherits from those that dominate it (rules 6 and 9).
+
+    Configuration k' dominates k when both are serverless with one replica, or both have
+    servers and the same N_mr, and k' has at least k's workers and read lanes
+    min(N_ps, N_wr): the optimum of k is then at least that of k'.
+    """
+
+    def __init__(self, configs):
+        serverless = np.array([c.n_ps == 0 for c in configs], dtype=bool)
+        self.workers = np.array([c.n_workers for c in configs], dtype=np.int64)
+        self.lanes = np.where(serverless, 0, np.minimum(
+            np.maximum([c.n_ps for c in configs], 1), self.workers)).astype(np.int64)
+        group = np.where(serverless, 0, np.array([c.n_replicas for c in configs]))
+        self.members = {}
+        for g in np.unique(group):
+            self.members[int(g)] = np.flatnonzero(group == g)
+        self.group = group
+        self.low = np.full(len(configs), -np.inf)
+
+    def raise_to(self, k: int, value: float) -> None:
+        """Record that the optimum of configuration ``k`` is at least ``value``."""
+        self.low[k] = max(self.low[k], value)
+
+    def floor(self, k: int) -> float:
+        """The largest lower bound recorded on a configuration dominating ``k`` (itself
+        included); -inf if none."""
+        m = self.members[int(self.group[k])]
+        mask = (self.workers[m] >= self.workers[k]) & (self.lanes[m] >= self.lanes[k])
+        return float(self.low[m[mask]].max())
 
 
 def _peek(order, retry):

@@ -460,3 +460,85 @@ def test_lazy_pricing_on_imagenet22k(layers, machines, monkeypatch):
         low = dp.relaxed_value(dp.Pricer(model, dnn, cluster), config, lazy.epoch_time * 2)
         assert low <= lazy.epoch_time
         assert dp.relaxed_value(dp.Pricer(model, dnn, cluster), config, low * (1 - 1e-6)) is None
+
+
+def _relaxed_every_predecessor(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr,
+                               room):
+    """Rule 10 undone: every transition at its lower bounds, every predecessor at once."""
+    r_prev = pairs[prev, 1].astype(float) * n_mr
+    r_cur = pairs[cur, 1].astype(float) * n_mr
+    b0 = best.min(axis=1)
+    b1 = (best + lag[None, :] / r_prev[:, None]).min(axis=1)
+    a, e = pricer.item_bounds(l, pairs[prev], pairs[cur])
+    y0, y1 = dp._arrivals(a, e, b0, b1, c_item, r_prev, r_cur)
+    via1 = y1.min(axis=0)[:, None] + lag[None, :] / r_cur[:, None]
+    return node + np.minimum(via1, y0.min(axis=0)[:, None])
+
+
+def _relaxed_both(model, dnn, cluster, config, bound):
+    """(relaxed_value, the same with rule 10 undone), each on a fresh pricer."""
+    fast = dp.relaxed_value(dp.Pricer(model, dnn, cluster), config, bound)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(dp, "_relaxed_step", _relaxed_every_predecessor)
+        plain = dp.relaxed_value(dp.Pricer(model, dnn, cluster), config, bound)
+    return fast, plain
+
+
+@settings(max_examples=40, deadline=None)
+@given(dnn=chains(), cluster=clusters(), model=models,
+       triple=st.sampled_from([(0, 1, 4), (1, 1, 4), (2, 2, 3), (3, 1, 6), (1, 2, 5)]),
+       scale=st.sampled_from([0.5, 0.9, 1.0, 1.05, 2.0]))
+def test_relaxed_predecessors_in_order_give_the_same_value(dnn, cluster, model, triple, scale):
+    """Rule 10: taking predecessors in increasing order of their best, only while they can
+    lower a value within the bound, gives the relaxed value to the bit (or None alike)."""
+    n_ps, n_mr, n_wr = triple
+    config = Config(n_workers=n_wr, n_replicas=n_mr, n_ps=n_ps, epoch_samples=1000)
+    optimum = dp.solve(dp.Pricer(model, dnn, cluster), config).epoch_time
+    fast, plain = _relaxed_both(model, dnn, cluster, config, optimum * scale)
+    assert fast == plain
+    if scale >= 1.0:
+        assert fast is not None and fast <= optimum * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("layers, machines", [(8, 40), (4, 64)])
+def test_relaxed_predecessors_in_order_on_imagenet22k(layers, machines):
+    """Rule 10 on Yan et al. 2015's layers, at bounds around the relaxed value."""
+    dnn = DNN(name="prefix", layers=zoo.load("adam-imagenet22k").layers[:layers])
+    model, cluster = LayerWise(working_set="layer"), zoo.cluster("yan2015").replace(machines=machines)
+    for w, r, p in [(16, 2, 8), (12, 3, 4), (machines // 2, 1, machines // 2)]:
+        config = Config(n_workers=w, n_replicas=r, n_ps=p, epoch_samples=15_000_000)
+        fast, plain = _relaxed_both(model, dnn, cluster, config, 1e12)
+        assert fast == plain
+        for scale in (1 - 1e-6, 1.0, 1.01):
+            assert _relaxed_both(model, dnn, cluster, config, fast * scale)[0] == \
+                _relaxed_both(model, dnn, cluster, config, fast * scale)[1]
+
+
+def _dominates(big, small):
+    """Rule 9: ``big`` has at least ``small``'s workers and read lanes, same N_mr, both with
+    servers (or both serverless with one replica)."""
+    def lanes(c):
+        return 0 if c.n_ps == 0 else min(max(c.n_ps, 1), c.n_workers)
+    same = (big.n_ps == 0) == (small.n_ps == 0) and big.n_replicas == small.n_replicas
+    return same and big.n_workers >= small.n_workers and lanes(big) >= lanes(small)
+
+
+@settings(max_examples=25, deadline=None)
+@given(dnn=chains(), cluster=clusters(), model=models, machines=st.integers(3, 8))
+def test_dominating_triples_are_no_slower(dnn, cluster, model, machines):
+    """Rule 9: a triple with the same N_mr and at least the workers and read lanes of
+    another (both with servers, or both serverless) has an optimum no larger, and
+    :class:`optimizer.dp._Dominance` finds exactly those triples."""
+    pricer = dp.Pricer(model, dnn, cluster)
+    configs = [Config(n_workers=w, n_replicas=r, n_ps=p, epoch_samples=1000)
+               for p, r, w in dp.useful_triples(machines)]
+    optima = [dp.solve(pricer, c).epoch_time for c in configs]
+    order = dp._Dominance(configs)
+    for k, small in enumerate(configs):
+        for j, big in enumerate(configs):
+            if _dominates(big, small):
+                assert optima[j] <= optima[k] * (1 + 1e-12)
+        for j, t in enumerate(optima):
+            order.low[:] = -np.inf
+            order.raise_to(j, t)
+            assert (order.floor(k) == t) == _dominates(configs[j], small)
