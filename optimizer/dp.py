@@ -1498,7 +1498,7 @@ _RELAXED_STEP = 0.1
 
 
 def _search_pruned(pricer: Pricer, configs, top: int, max_threads, progress):
-    """The configurations that can enter the top ``top``, solved exactly (rules 2, 2b, 6, 7).
+    """The configurations that can enter the top ``top``, solved exactly (rules 2, 2b, 6, 7, 9).
 
     Returns (found, states priced) as :func:`_search_all`; every configuration
     not found has an optimum above the ``top``-th best found.
