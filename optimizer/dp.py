@@ -1147,12 +1147,9 @@ def _step(pricer, l, pairs, prev, cur, best, node, lag, c_item, n_mr, room=np.in
         a, e = _lazy_items(pricer, l, pairs[prev], pairs[cur[sl]], mask, a_lb, e_lb,
                            b0, b1, c_item, r_prev, r_cur[sl])
         e_pos[:, sl] = e > 0
-        x = np.where(e > 0, b1[:, None] + e * c_item / r_prev[:, None], b0[:, None])
-        y0 = np.where(a > 0, np.inf, x)
-        y1 = np.where(a > 0, x + a * c_item / r_cur[None, sl], np.inf)
-        i0[sl], i1[sl] = y0.argmin(axis=0), y1.argmin(axis=0)
-        c0[sl] = np.take_along_axis(y0, i0[None, sl], axis=0)[0]
-        c1[sl] = np.take_along_axis(y1, i1[None, sl], axis=0)[0]
+        y0, y1 = _arrivals(a, e, b0, b1, c_item, r_prev, r_cur[sl])
+        c0[sl], i0[sl] = _first_min(y0)
+        c1[sl], i1[sl] = _first_min(y1)
     via1 = c1[:, None] + lag[None, :] / r_cur[:, None]
     use1 = via1 < c0[:, None]
     new = node + np.where(use1, via1, c0[:, None])

@@ -274,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "and after calibration on DL2 and the ns-3 runs, and the selected model")
     v.add_argument("--dnn", action="append", help="only this DNN (repeatable)")
     v.add_argument("--train-size", type=int, default=2,
-                   help="dl2: fit on the N smallest server counts x N smallest worker counts")
+                   help="dl2, and matrix's DL2 part: fit on the N smallest server counts x N "
+                        "smallest worker counts (default 2)")
     v.add_argument("--only", action="append", choices=("dl2", "ns3", "corpus"),
                    help="matrix: only this dataset (repeatable; corpus: the held-out "
                         "protocol on the ns-3 corpus, train and test side by side)")
@@ -294,9 +295,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matrix: calibrate DL2 on this run too, beside the 2 servers x 2 workers "
                         "(most-servers: the most servers at the fewest workers; most-workers: the "
                         "most workers at the fewest servers; repeatable)")
-    v.add_argument("--dl2-grid", type=int, default=2, metavar="N",
-                   help="matrix: calibrate DL2 on its N smallest server counts x N smallest "
-                        "worker counts (default 2: 2 x 2 runs)")
     v.add_argument("--format", choices=("table", "json", "markdown"), default="table",
                    help="markdown: the matrix of docs/validation.md (matrix only)")
 

@@ -242,19 +242,19 @@ def test_dl2_extra_runs_move_one_configuration_from_test_to_train():
     assert tuple(action.choices) == DL2_EXTRA_RUNS
 
 
-def test_dl2_grid_calibrates_on_n_server_counts_by_n_worker_counts(capsys):
+def test_dl2_train_size_calibrates_on_n_server_counts_by_n_worker_counts(capsys):
     recs = [r for r in dl2.load_builtin() if not r.failed and r.model == "dssm"]
     servers, workers = sorted({r.n_ps for r in recs}), sorted({r.n_workers for r in recs})
-    cells = dl2_cells(dnns=["dssm"], grid=3)
+    cells = dl2_cells(dnns=["dssm"], train_size=3)
     sel = next(c for c in cells if c.stage == "selected")
     in_grid = [r for r in recs if r.n_ps in servers[:3] and r.n_workers in workers[:3]]
     assert sel.n_train == len(in_grid) and sel.n_test == len(recs) - len(in_grid)
-    for bad in (0, 5, 2.5):
+    for bad in (0, 5, 2.5, True):
         with pytest.raises(SpecError) as err:
-            dl2_cells(dnns=["dssm"], grid=bad)
-        assert err.value.field == "grid"
-    assert main(["validate", "matrix", "--only", "dl2", "--dl2-grid", "0"]) == 2
-    assert "--dl2-grid" in capsys.readouterr().err
+            dl2_cells(dnns=["dssm"], train_size=bad)
+        assert err.value.field == "train_size"
+    assert main(["validate", "matrix", "--only", "dl2", "--train-size", "0"]) == 2
+    assert "--train-size" in capsys.readouterr().err
 
 
 def test_matrix_reports_progress_over_dnns_and_regimes(tmp_path):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..fit.corpus import evaluate_corpus
 from ..fit.dl2 import validate_dl2
-from ..fit.validation import DL2_MAX_GRID, load_ns3, validation_matrix
+from ..fit.validation import DL2_MAX_TRAIN_SIZE, load_ns3, validation_matrix
 from ..placement.ns3_corpus import CORPUS_PATH, read_rows
 from .common import CliError, json_text, parse_int_range, progress_bar
 
@@ -32,8 +32,8 @@ def _validate_matrix(args) -> str:
     train = tuple(parse_int_range(args.train_workers, "--train-workers"))
     if len(train) > 2:
         raise CliError(f"--train-workers: at most 2 configurations per network, got {len(train)}")
-    if not 1 <= args.dl2_grid <= DL2_MAX_GRID:
-        raise CliError(f"--dl2-grid: between 1 and {DL2_MAX_GRID}, got {args.dl2_grid}")
+    if not 1 <= args.train_size <= DL2_MAX_TRAIN_SIZE:
+        raise CliError(f"--train-size: between 1 and {DL2_MAX_TRAIN_SIZE}, got {args.train_size}")
     if min(train) < 1:
         raise CliError(f"--train-workers: worker counts are >= 1, got {min(train)}")
     for flag, path in (("--corpus", args.corpus), ("--ns3", args.ns3)):
@@ -53,7 +53,7 @@ def _validate_matrix(args) -> str:
         matrix = validation_matrix(dl2="dl2" in only, ns3="ns3" in only, ns3_path=args.ns3,
                                    dnns=args.dnn or None, ns3_train_workers=train,
                                    dl2_extra_runs=tuple(args.dl2_extra or ()),
-                                   dl2_grid=args.dl2_grid, progress=tick,
+                                   dl2_train_size=args.train_size, progress=tick,
                                    ns3_data=ns3_data)
     if args.format == "json":
         data = matrix.to_dict()

@@ -246,8 +246,8 @@ def _capped(pred, ceiling) -> list:
 #: Extra DL2 calibration runs beside the 2 x 2 (``dl2_cells(extra_runs=)``): the most
 #: servers at the fewest workers, the most workers at the fewest servers.
 DL2_EXTRA_RUNS = ("most-servers", "most-workers")
-#: Largest calibration grid of ``dl2_cells(grid=)``: every DNN keeps runs to test on.
-DL2_MAX_GRID = 4
+#: Largest ``dl2_cells(train_size=)``: every DNN keeps runs to test on.
+DL2_MAX_TRAIN_SIZE = 4
 
 
 def _split_dl2(recs, train_size=2, extra_runs: Sequence[str] = ()):
@@ -268,7 +268,8 @@ def _split_dl2(recs, train_size=2, extra_runs: Sequence[str] = ()):
 
 
 def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
-              extra_runs: Sequence[str] = (), grid: int = 2, progress=None) -> list[Cell]:
+              extra_runs: Sequence[str] = (), train_size: int = 2,
+              progress=None) -> list[Cell]:
     """The DL2 part of the matrix (see the module docstring).
 
     Parameters
@@ -279,9 +280,10 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
         DNNs to include (default all).
     extra_runs : sequence of str
         Calibration runs beside the 2 servers x 2 workers (:data:`DL2_EXTRA_RUNS`).
-    grid : int
-        Calibrate on the ``grid`` smallest server counts x ``grid`` smallest
-        worker counts (1 to :data:`DL2_MAX_GRID`; default 2).
+    train_size : int
+        Calibrate on the ``train_size`` smallest server counts x as many
+        smallest worker counts (1 to :data:`DL2_MAX_TRAIN_SIZE`; default 2), as
+        :func:`perfmodel.fit.dl2.validate_dl2` does.
     progress : callable, optional
         Called as ``progress(done, total)`` after each DNN.
 
@@ -296,8 +298,10 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
     SpecError
         Unknown DNN names.
     """
-    if not isinstance(grid, int) or not 1 <= grid <= DL2_MAX_GRID:
-        raise SpecError("grid", f"must be an integer from 1 to {DL2_MAX_GRID}, got {grid!r}")
+    if isinstance(train_size, bool) or not isinstance(train_size, int) \
+            or not 1 <= train_size <= DL2_MAX_TRAIN_SIZE:
+        raise SpecError("train_size", f"must be an integer from 1 to {DL2_MAX_TRAIN_SIZE}, "
+                                      f"got {train_size!r}")
     records = load_builtin() if records is None else list(records)
     by_dnn: dict[str, list] = {}
     for r in records:
@@ -305,14 +309,14 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
             by_dnn.setdefault(r.model, []).append(r)
     # a container's CPU limit is the testbed's: the largest reading of any DNN's runs
     capacity = largest_cpu_reading(r for recs in by_dnn.values()
-                                   for r in _split_dl2(recs, grid, extra_runs)[0])
+                                   for r in _split_dl2(recs, train_size, extra_runs)[0])
     if dnns is not None:
         by_dnn = {d: by_dnn[d] for d in dnn_names(dnns, by_dnn)}
     cells = []
     for i, (dnn, recs) in enumerate(by_dnn.items()):
         if progress is not None:
             progress(i, len(by_dnn))
-        train, test = _split_dl2(recs, grid, extra_runs)
+        train, test = _split_dl2(recs, train_size, extra_runs)
         meas = [r.speed for r in test]
         nt, ns = len(train), len(test)
         ceiling = _dl2_ceiling(train, test, capacity)
@@ -830,7 +834,8 @@ class Matrix:
 def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
                       dnns: Sequence[str] | None = None,
                       ns3_train_workers: Sequence[int] = NS3_TRAIN_WORKERS,
-                      dl2_extra_runs: Sequence[str] = (), dl2_grid: int = 2, progress=None,
+                      dl2_extra_runs: Sequence[str] = (), dl2_train_size: int = 2,
+                      progress=None,
                       ns3_data: tuple | None = None) -> Matrix:
     """The whole matrix (``perfmodel validate matrix``).
 
@@ -846,8 +851,8 @@ def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
         Worker counts of the ns-3 calibration points (:func:`ns3_cells`).
     dl2_extra_runs : sequence of str
         DL2 calibration runs beside the 2 x 2 (:func:`dl2_cells`).
-    dl2_grid : int
-        DL2 calibration grid, servers x workers (:func:`dl2_cells`).
+    dl2_train_size : int
+        DL2 calibration runs, servers x workers (:func:`dl2_cells`).
     progress : callable, optional
         Called as ``progress(done, total)`` over DL2 DNNs and ns-3 regimes
         (for a progress bar).
@@ -876,7 +881,7 @@ def validation_matrix(*, dl2: bool = True, ns3: bool = True, ns3_path=None,
         progress(n_dl2 + done, n_dl2 + total)
 
     if dl2:
-        cells += dl2_cells(dnns=dnns, extra_runs=dl2_extra_runs, grid=dl2_grid,
+        cells += dl2_cells(dnns=dnns, extra_runs=dl2_extra_runs, train_size=dl2_train_size,
                            progress=dl2_tick if progress is not None else None)
     if runs is not None:
         cells += ns3_cells(runs=runs, header=header, train_workers=ns3_train_workers,
