@@ -102,6 +102,9 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
                         help="async/lin: rho_T of eq. 5 (default: the cluster's rho_threshold, else 0.6)")
     async_.add_argument("--residual", choices=("deterministic", "exponential"),
                         help="async/lin: FCFS residual of eq. 2 (default deterministic, as printed)")
+    async_.add_argument("--convoys", action="store_true", default=None,
+                        help="async: workers beyond the saturation population N* move as N* groups, "
+                             "as async workers sharing a link fairly from a common start do (ours)")
     gst.add_argument("--sigma", type=float,
                      help="gst: standard deviation of a worker's step time in seconds (default 0)")
     gst.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")

@@ -62,6 +62,23 @@ a station have equal means, so each station is solved once and counted P times
 (its response per step is ``P`` times one copy's).  This is our extension; one
 server is the paper.
 
+Convoys beyond the saturation point (ours)
+------------------------------------------
+The MVA's workers are statistically independent: at any population they
+are spread over their cycle as the product form says.  Async workers that
+start together and share a link fairly stay together instead (equal
+transfers sharing a processor-sharing link keep their gaps), and only TCP's
+unequal flow completion splits them, into sub-groups.  On the packet-level
+corpus (docs/validation.md) the groups that survive are about as many as the
+network holds without queueing: Kleinrock's saturation population
+``N* = (D + Z) / D_max`` (Lazowska et al. 1984, Sec. 5.2), with Z the
+compute of a step, D a step's service demand at all stations and D_max the
+largest at one station.  With ``AsyncMVA(convoys=True)`` K > N* workers
+move as N* groups of ``K / N*``: the MVA of N* workers each moving ``K / N*``
+times the bytes and updates (:func:`convoy_groups`; a fractional N* between
+its two whole neighbours, step times interpolated).  Up to N* workers
+nothing changes.
+
 Examples
 --------
 >>> round(async_throughput(100e6, 1.25e9, 0.1, 0.2, 0.01, 1), 6)   # 1 / (0.08+0.3+0.01+0.08)
@@ -78,7 +95,9 @@ IEEE TPDS, 2022.  Sec. 2.1, Fig. 5, Table 2, eqs. 1-6; Sec. 2.1.2
 workers).  Approximations: P. Schweitzer, "Approximate
 analysis of multiclass closed networks of queues" (1979); Y. Bard, "Some
 extensions to multiclass queueing network analysis" (1979); K. M. Chandy and
-D. Neuse, "Linearizer", Commun. ACM 25(2), 1982.
+D. Neuse, "Linearizer", Commun. ACM 25(2), 1982.  Saturation population: E. D.
+Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik, Quantitative System
+Performance, Prentice-Hall 1984, Sec. 5.2.
 """
 
 from __future__ import annotations
@@ -101,7 +120,7 @@ __all__ = [
     "DISCIPLINES", "LINK_DISCIPLINES", "METHODS", "RESIDUALS", "STATIONS", "PHASES",
     "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
     "AsyncSolution", "async_solve", "async_throughput", "async_stall_time", "AsyncMVA",
-    "async_batchable", "async_solve_many",
+    "async_batchable", "async_solve_many", "saturation_workers", "convoy_groups",
     "DEFAULT_RHO_THRESHOLD", "resolved_threshold",
 ]
 
@@ -1304,6 +1323,60 @@ def estimate_from_solution(sol: AsyncSolution, workload: Profile, config: Config
     return dataclasses.replace(est, bottleneck=sol.bottleneck)
 
 
+def saturation_workers(model_bytes, bandwidth, t_forward, t_backward, t_update, n_ps=1,
+                       t_stall=0.0) -> float:
+    """Kleinrock's saturation population N* of the Fig. 5 network (Lazowska et al. 1984,
+    Sec. 5.2): ``(D + Z) / D_max``, the workers the stations hold without queueing.
+
+    Z is a worker's delay per step (``t_forward + t_backward + t_stall``), D its
+    service demand per step at all stations (``2 M / B + T_S``: the model up and
+    down, the update, over the ``n_ps`` servers) and D_max the largest demand
+    at one station (``max(M / (n_ps B), T_S / n_ps)``).  Infinite when no
+    station has any demand.
+
+    Examples
+    --------
+    >>> round(saturation_workers(100e6, 1.25e9, 0.1, 0.2, 0.01), 4)   # 0.47 / 0.08
+    5.875
+    >>> round(saturation_workers(100e6, 1.25e9, 0.1, 0.2, 0.01, n_ps=2), 3)
+    11.75
+    """
+    m = _v.scalar("model_bytes", model_bytes)
+    b = _v.scalar("bandwidth", bandwidth, positive=True, finite=False)
+    z = (_v.scalar("t_forward", t_forward) + _v.scalar("t_backward", t_backward)
+         + _v.scalar("t_stall", t_stall))
+    ts = _v.scalar("t_update", t_update)
+    p = int(_v.scalar("n_ps", n_ps, minimum=1, integer=True))
+    link = m / b
+    d_max = max(link, ts) / p
+    return _INF if d_max == 0 else (z + 2.0 * link + ts) / d_max
+
+
+def convoy_groups(workers: int, saturation: float) -> list[tuple[int, float]]:
+    """How K = ``workers`` move when at most ``saturation`` (N*) groups survive (module
+    notes): ``[(groups, weight), ...]``, the whole group counts whose step times the
+    estimate interpolates, weights summing to 1.  ``[(K, 1.0)]`` when K <= N*.
+
+    Examples
+    --------
+    >>> convoy_groups(4, 5.9)
+    [(4, 1.0)]
+    >>> [(g, round(w, 2)) for g, w in convoy_groups(12, 5.75)]
+    [(5, 0.25), (6, 0.75)]
+    >>> convoy_groups(12, 0.4)      # everything in one group
+    [(1, 1.0)]
+    """
+    g = max(1.0, float(saturation))
+    if workers <= g:
+        return [(int(workers), 1.0)]
+    if math.isclose(g, round(g), rel_tol=1e-12):   # N* of whole groups, up to rounding
+        g = float(round(g))
+    low = math.floor(g)
+    if low == g:
+        return [(low, 1.0)]
+    return [(low, low + 1 - g), (low + 1, g - low)]
+
+
 def async_stall_time(probability, timeout, n_ps=1) -> float:
     """Mean seconds per async step that a worker waits in retransmission timeouts (ours).
 
@@ -1451,6 +1524,11 @@ class AsyncMVA:
         FCFS residual of eq. 2 (default as printed: deterministic, ``S/2``).
     method : {"auto", "exact", "binary", "linearizer", "schweitzer"}
         MVA method (see :func:`async_solve`).
+    convoys : bool
+        Workers beyond the saturation population N* move as N* groups
+        (module notes, "Convoys"; ours): what a fairly shared link does to
+        async workers that start together.  False (default): the paper's
+        independent workers.
 
     Notes
     -----
@@ -1496,6 +1574,7 @@ class AsyncMVA:
     overlap: bool = False
     residual: str | float = "deterministic"
     method: str = "auto"
+    convoys: bool = False
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
     modes: ClassVar[tuple[str, ...]] = ("async",)
     uses_parameter_servers: ClassVar[bool] = True
@@ -1503,6 +1582,17 @@ class AsyncMVA:
     def __post_init__(self):
         checked_options(self.discipline, self.rho_threshold, self.overlap, self.method)
         residual_fraction(self.residual)
+        if not isinstance(self.convoys, (bool, np.bool_)):
+            raise SpecError("convoys", f"expected true or false, got {self.convoys!r}")
+
+    def saturation(self, workload: Profile, cluster: Cluster, config: Config) -> float:
+        """N* of ``config`` (:func:`saturation_workers`) at the link rate this model uses."""
+        check_inputs(workload, cluster, config, type(self).__name__, modes=None,
+                     min_servers=1, one_gpu=True)
+        return saturation_workers(workload.model_bytes, link_rate(cluster), workload.t_forward,
+                                  workload.t_backward, workload.t_update, config.n_ps,
+                                  async_stall_time(cluster.timeout_probability,
+                                                   cluster.retransmit_timeout, config.n_ps))
 
     def threshold(self, cluster: Cluster) -> tuple[float, str]:
         """rho_T used on ``cluster`` and where it comes from (see :func:`resolved_threshold`)."""
@@ -1544,6 +1634,11 @@ class AsyncMVA:
             Model parallelism (``config.n_workers > 1``), several GPUs per
             machine, or an exact method beyond its state bound.
         """
+        if self.convoys:
+            n_star = self.saturation(workload, cluster, config)
+            groups = convoy_groups(config.n_replicas, n_star)
+            if groups[0][0] < config.n_replicas:
+                return self._convoy_estimate(workload, cluster, config, groups, n_star)
         sol = self.solve(workload, cluster, config)
         rho_t, source = self.threshold(cluster)
         eq = _EQUATION[self.discipline] + (" and eq. 6" if self.overlap else "")
@@ -1551,6 +1646,7 @@ class AsyncMVA:
                 "selected": sol.discipline, "rho_fcfs": sol.rho_fcfs,
                 "rho_threshold": rho_t, "rho_threshold_source": source, "overlap": self.overlap,
                 "residual": self.residual, "method": sol.method, "equation": eq,
+                "convoys": self.convoys,
                 "workers": config.n_replicas, "n_ps": config.n_ps,
                 "steps_per_second": sol.throughput,
                 "utilization": dict(sol.utilization),
@@ -1562,6 +1658,27 @@ class AsyncMVA:
                 "retransmit_timeout": cluster.retransmit_timeout}
         return estimate_from_solution(sol, workload, config, meta)
 
+    def _convoy_estimate(self, workload: Profile, cluster: Cluster, config: Config,
+                         groups: list, n_star: float) -> Estimate:
+        """K workers as ``groups`` (:func:`convoy_groups`): each group one worker of the
+        MVA moving K / g workers' bytes and updates; step times interpolated."""
+        k, plain = config.n_replicas, dataclasses.replace(self, convoys=False)
+        parts = []
+        for g, weight in groups:
+            n = k / g
+            grouped = workload.replace(model_bytes=workload.model_bytes * n,
+                                       t_update=workload.t_update * n)
+            parts.append((plain.estimate(grouped, cluster, config.replace(n_replicas=g)),
+                          weight))
+        main = max(parts, key=lambda part: part[1])[0]
+        phases = {name: sum(w * est.phases[name] for est, w in parts) for name in main.phases}
+        meta = dict(main.meta, convoys=True, workers=k, saturation_workers=n_star,
+                    groups=[g for g, _ in groups],
+                    steps_per_second=k / sum(phases.values()))
+        est = Estimate.from_phases(phases, k * workload.batch_size,
+                                   epoch_samples=config.epoch_samples, meta=meta)
+        return dataclasses.replace(est, bottleneck=main.bottleneck)
+
     def estimate_many(self, workload: Profile, cluster: Cluster,
                       batch: ConfigBatch) -> BatchEstimate | None:
         """:meth:`estimate`'s step time, throughput and epoch time of every configuration
@@ -1569,10 +1686,10 @@ class AsyncMVA:
         at once (the exact method ``estimate`` uses for identical workers).
 
         None (price them one by one) with ``overlap`` (eq. 6 solves again with
-        delays that depend on K), an approximate ``method``, model parallelism,
-        several GPUs per machine, or more workers than the exact bound.
+        delays that depend on K), ``convoys``, an approximate ``method``, model
+        parallelism, several GPUs per machine, or more workers than the exact bound.
         """
-        if self.overlap or self.method not in ("auto", "exact") or \
+        if self.overlap or self.convoys or self.method not in ("auto", "exact") or \
                 not async_batchable(workload, cluster, batch):
             return None
         q, rto = cluster.timeout_probability, cluster.retransmit_timeout

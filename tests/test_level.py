@@ -65,7 +65,7 @@ def test_on_a_loss_free_link_the_fair_sync_candidates_fit_their_level():
         assert not isinstance(cands["sync-fcfs"].model, Leveled)
     leveled_async = [c.name for c in default_candidates("async", simulate=True, leveled=True)
                      if isinstance(c.model, Leveled)]
-    assert leveled_async == list(LEVELED["async"]) == ["async-mva"]
+    assert leveled_async == list(LEVELED["async"]) == ["async-mva", "async-convoy"]
 
 
 def test_runs_slower_than_eq7_by_a_constant_factor_are_predicted_at_every_size():

@@ -473,7 +473,7 @@ def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(j
             for k in workers]
     drift = select_model(profile, cluster, runs(AsyncMVA(), (1, 2)))
     assert drift.chosen.name == "async-mva" and {s.name: s.prior for s in drift.scores} == {
-        "async-lockstep": False, "async-mva": True}
+        "async-lockstep": False, "async-mva": True, "async-convoy": True}
     locked = select_model(profile, cluster, runs(LockStep(), (1, 2, 3, 4)))
     assert locked.chosen.name == "async-lockstep" and "the runs favour" in locked.chosen.why
     # runs of 1 and 2 workers start together: lock-step there is no evidence against drift
@@ -481,7 +481,10 @@ def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(j
     by_name = {s.name: s for s in early.scores}
     assert by_name["async-lockstep"].loo_error < by_name["async-mva"].loo_error - 0.02
     assert early.chosen.name == "async-mva" and "cannot show whether" in early.chosen.why
-    assert early.chosen.alternatives == ()
+    # convoys (workers held together beyond saturation) agree with the prior: the interval
+    # spans them; lock-step does not, and is only named
+    assert [a.name for a in early.chosen.alternatives] == ["async-convoy"]
+    assert "spans async-convoy, not the models the prior keeps out" in early.chosen.why
     # ... but the run that would show it is named: where the MVA and lock-step part most
     k = early.suggested_run
     assert k is not None and k > 2 and f"at {k} workers" in early.chosen.why

@@ -11,12 +11,14 @@ correction in ``forkjoin``) and meant to compare rules with each other.
     python docs/experiments/corpus_probes.py forkjoin   # async: servers as a fork-join
     python docs/experiments/corpus_probes.py fade       # sync: misfit fading beyond P
     python docs/experiments/corpus_probes.py blend      # async: lock-step to MVA
+    python docs/experiments/corpus_probes.py groups     # async: convoys beyond saturation
     python docs/experiments/corpus_probes.py convoy     # ns-3: c087 without jitter
 
 ``convoy`` runs ns-3 (the ``ns3`` extra, about a minute).
 """
 
 import collections
+import math
 import sys
 
 import numpy as np
@@ -27,7 +29,7 @@ from perfmodel.fit.selection import default_candidates
 from perfmodel.measurements import measured_cluster, measured_profile
 from perfmodel.placement import ns3_corpus
 from perfmodel.placement.ns3_corpus import CORPUS_PATH, read_rows
-from perfmodel.queueing import async_throughput
+from perfmodel.queueing import async_throughput, convoy_groups, saturation_workers
 from perfmodel.specs import Cluster
 
 GOODPUT = 1448 / 1502   # TCP/IP headers of the corpus's segments
@@ -153,6 +155,37 @@ def blend() -> None:
     report(errors)
 
 
+def _grouped(m, link, tf, tb, tu, k, p, overlap, n_star) -> float:
+    """Steps/s of K workers moving as at most ``n_star`` groups (``AsyncMVA(convoys=True)``
+    on the probes' path: step times of the whole group counts interpolated)."""
+    step = sum(w * g / async_throughput(m * k / g, link, tf, tb, tu * k / g, g, "ps",
+                                        overlap=overlap, n_ps=p)
+               for g, w in convoy_groups(k, n_star))
+    return k / step
+
+
+def groups() -> None:
+    """Async: workers beyond the saturation population N* moving as N* groups, always or
+    on one or two servers only, or as N* max(1, P / 2) groups, against the MVA."""
+    errors = collections.defaultdict(lambda: collections.defaultdict(list))
+    for rows in regimes("async"):
+        f = rows[0]
+        p, link = int(f["n_ps"]), float(f["bandwidth"]) * GOODPUT
+        overlap = f["overlap"] in ("1", "True", "true")
+        prof = zoo.profile(f"{f['dnn']}-pipedream")
+        m, tu = prof.model_bytes, float(f["t_update"])
+        meas = {int(r["workers"]): float(r["throughput"]) / int(r["batch_size"]) for r in rows}
+        n_star = saturation_workers(m, link, prof.t_forward, prof.t_backward, tu, p)
+        rules = {"the MVA": math.inf, "N* groups": n_star,
+                 "N* groups on 1-2 servers": n_star if p <= 2 else math.inf,
+                 "N* max(1, P / 2) groups": n_star * max(1.0, p / 2)}
+        for rule, limit in rules.items():
+            pred = {k: _grouped(m, link, prof.t_forward, prof.t_backward, tu, k, p, overlap,
+                                limit) for k in meas}
+            errors[rule][f["split"]].append(scaled_error({k: meas[k] / pred[k] for k in meas}))
+    report(errors)
+
+
 def convoy(name: str = "c087") -> None:
     """ns-3 on a fair-queued 1 Gbps link with constant compute: do async workers that
     start together stay together (processor sharing keeps equal transfers' gaps)?"""
@@ -165,4 +198,5 @@ def convoy(name: str = "c087") -> None:
 
 
 if __name__ == "__main__":
-    {"forkjoin": forkjoin, "fade": fade, "blend": blend, "convoy": convoy}[sys.argv[1]]()
+    {"forkjoin": forkjoin, "fade": fade, "blend": blend, "groups": groups,
+     "convoy": convoy}[sys.argv[1]]()

@@ -258,7 +258,7 @@ TUNABLE_GRIDS: Mapping[str, tuple] = {
 #: Candidates calibrated by their level on a loss-free link (:func:`level_candidate`), by
 #: mode: the sync fair-sharing ones, which the prior prefers (the FIFO-only ones keep
 #: their tunables), and the MVA, which answers async runs of 1-2 workers.
-LEVELED = {"sync": ("sync-ps", "sim-ps"), "async": ("async-mva",)}
+LEVELED = {"sync": ("sync-ps", "sim-ps"), "async": ("async-mva", "async-convoy")}
 #: How :func:`select_model` calibrates them (``calibration=``).
 CALIBRATIONS = ("auto", "level", "tunables")
 #: Least span of the runs' worker counts (largest over smallest) for
@@ -1299,11 +1299,15 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling)
                          for i in plausible(scores, pick, evidence=evidence))
     others, lead, spans = alternatives, "the runs cannot tell {} apart: they", "spans them"
-    if not alternatives and math.isinf(evidence):   # async from 1-2 workers: show the drift
-        others = [c for s, c in zip(scores, fitted)
-                  if c is not None and s.valid and not s.prior and c is not fitted[pick]]
+    kept_out = [c for s, c in zip(scores, fitted)
+                if c is not None and s.valid and not s.prior and c is not fitted[pick]]
+    if kept_out and math.isinf(evidence):   # async from 1-2 workers: show the drift
+        others = [*alternatives, *kept_out]
         lead = "whether the workers drift apart decides it: {}"
         spans = "does not span the models the prior keeps out"
+        if alternatives:
+            spans = (f"spans {', '.join(a.name for a in alternatives)}, not the models the "
+                     f"prior keeps out")
     suggestion = suggest_run(fitted[pick], others, profile, cluster, ms) if others else None
     if suggestion is not None:
         k, gap, names = suggestion

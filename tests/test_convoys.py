@@ -1,0 +1,107 @@
+"""Convoys beyond the saturation population: ``AsyncMVA(convoys=True)``, checked by hand."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfmodel.errors import SpecError
+from perfmodel.fit.selection import default_candidates
+from perfmodel.queueing import (AsyncMVA, async_throughput, convoy_groups,
+                                saturation_workers)
+from perfmodel.specs import Cluster, Config, Profile
+
+PROFILE = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01,
+                  batch_size=32)
+CLUSTER = Cluster(machines=64, nic_bandwidth="10Gbps")   # 1.25e9 B/s: M / B = 0.08 s
+
+
+def test_saturation_by_hand():
+    # Z = 0.3, D = 2 * 0.08 + 0.01 = 0.17, D_max = 0.08: N* = 0.47 / 0.08
+    assert saturation_workers(100e6, 1.25e9, 0.1, 0.2, 0.01) == pytest.approx(5.875)
+    # two servers halve D_max, not D
+    assert saturation_workers(100e6, 1.25e9, 0.1, 0.2, 0.01, n_ps=2) == pytest.approx(11.75)
+    # the update dominates: D_max = 0.5, D = 0.16 + 0.5
+    assert saturation_workers(100e6, 1.25e9, 0.1, 0.2, 0.5) == pytest.approx(0.96 / 0.5)
+    # a stall is delay, not demand
+    assert saturation_workers(100e6, 1.25e9, 0.1, 0.2, 0.01, t_stall=0.08) == \
+        pytest.approx(6.875)
+    assert math.isinf(saturation_workers(0.0, 1.25e9, 0.1, 0.2, 0.0))
+
+
+def test_groups_by_hand():
+    assert convoy_groups(5, 5.875) == [(5, 1.0)]
+    assert convoy_groups(6, 6.0) == [(6, 1.0)]
+    assert convoy_groups(16, 6.0) == [(6, 1.0)]
+    assert convoy_groups(16, 5.875) == [(5, pytest.approx(0.125)), (6, pytest.approx(0.875))]
+    assert convoy_groups(16, 0.3) == [(1, 1.0)]
+    assert convoy_groups(16, math.inf) == [(16, 1.0)]      # no demand: nothing saturates
+
+
+@given(st.integers(1, 64), st.floats(0.0, 100.0))
+def test_groups_are_a_mixture_of_at_most_k(k, n_star):
+    groups = convoy_groups(k, n_star)
+    assert 1 <= len(groups) <= 2
+    assert sum(w for _, w in groups) == pytest.approx(1.0)
+    assert all(1 <= g <= k and 0 < w <= 1 for g, w in groups)
+    mean = sum(g * w for g, w in groups)
+    assert mean == pytest.approx(min(k, max(1.0, n_star)))
+
+
+def _est(k, convoys, **profile):
+    return AsyncMVA(discipline="ps", convoys=convoys).estimate(
+        PROFILE.replace(**profile) if profile else PROFILE, CLUSTER, Config(n_replicas=k, n_ps=1))
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 5])
+def test_up_to_saturation_nothing_changes(k):
+    assert _est(k, True).throughput == _est(k, False).throughput
+
+
+def test_twelve_workers_as_whole_groups_by_hand():
+    # t_update 0.02: D = 0.18, N* = 0.48 / 0.08 = 6 exactly, so 12 workers are 6 pairs:
+    # the MVA of 6 workers each moving 200 MB and updating for 0.04 s, times 2 workers
+    est = _est(12, True, t_update=0.02)
+    pairs = async_throughput(200e6, 1.25e9, 0.1, 0.2, 0.04, 6, "ps")
+    assert est.throughput == pytest.approx(2 * pairs * 32, rel=1e-12)
+    assert est.meta["groups"] == [6] and est.meta["saturation_workers"] == pytest.approx(6.0)
+    assert sum(est.phases.values()) == pytest.approx(est.step_time)
+
+
+def test_fractional_groups_interpolate_step_times():
+    est = _est(16, True)                 # N* = 5.875: 5 groups (weight 1/8), 6 (7/8)
+    # a worker's step is its group's: g groups make X_g group steps a second in all
+    steps = [g / async_throughput(100e6 * 16 / g, 1.25e9, 0.1, 0.2, 0.01 * 16 / g, g, "ps")
+             for g in (5, 6)]
+    assert est.step_time == pytest.approx(0.125 * steps[0] + 0.875 * steps[1], rel=1e-12)
+    assert est.throughput == pytest.approx(16 * 32 / est.step_time)
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 24), mb=st.floats(1e6, 1e9), tf=st.floats(1e-3, 1.0),
+       tu=st.floats(0.0, 0.2), ps=st.integers(1, 4))
+def test_convoys_never_beat_independent_workers_nor_the_link(k, mb, tf, tu, ps):
+    profile = PROFILE.replace(model_bytes=mb, t_forward=tf, t_backward=2 * tf, t_update=tu)
+    config = Config(n_replicas=k, n_ps=ps)
+    together = AsyncMVA(discipline="ps", convoys=True).estimate(profile, CLUSTER, config)
+    apart = AsyncMVA(discipline="ps").estimate(profile, CLUSTER, config)
+    assert together.throughput <= apart.throughput * (1 + 1e-9)
+    # every group still moves its bytes over the servers' links: the link floor holds
+    floor = mb / ps / 1.25e9 * k            # seconds of one server link per round of steps
+    assert k * 32 / together.throughput >= floor * (1 - 1e-9)
+
+
+def test_bad_option_is_a_spec_error():
+    with pytest.raises(SpecError, match="convoys"):
+        AsyncMVA(convoys="yes")
+
+
+def test_batch_pricing_declines():
+    assert AsyncMVA(convoys=True).estimate_many(PROFILE, CLUSTER, None) is None
+
+
+def test_selection_keeps_it_as_a_fair_link_candidate():
+    names = {c.name: c for c in default_candidates("async")}
+    assert names["async-convoy"].model.convoys and not names["async-mva"].model.convoys
+    assert names["async-convoy"].links == ("fair",)
