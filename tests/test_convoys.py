@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from perfmodel.errors import SpecError
 from perfmodel.fit.selection import default_candidates
-from perfmodel.queueing import (AsyncMVA, async_throughput, convoy_groups,
-                                saturation_workers)
+from perfmodel.queueing import AsyncMVA, async_throughput, convoy_groups, saturation_workers
 from perfmodel.specs import Cluster, Config, Profile
 
 PROFILE = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01,
