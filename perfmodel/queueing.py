@@ -1049,9 +1049,13 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     if not ((tf + tb) > 0).all() and not (s_up > 0 or s_down > 0 or s_server > 0):
         raise SpecError("t_forward", "a step takes no time at all (zero compute, model and "
                                      "update): its throughput would be infinite")
-    types, inverse, pops = np.unique(np.column_stack([tf, tb]), axis=0, return_inverse=True,
-                                     return_counts=True)
-    inverse = inverse.reshape(-1)
+    if (tf == tf[0]).all() and (tb == tb[0]).all():   # identical workers: np.unique's answer
+        types, inverse = np.array([[tf[0], tb[0]]]), np.zeros(k, np.intp)
+        pops = np.array([k])
+    else:
+        types, inverse, pops = np.unique(np.column_stack([tf, tb]), axis=0,
+                                         return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
     net = _Network(s_up, s_server, s_down, p, types, pops, gamma, method, int(max_states))
     compute = types.sum(axis=1)
 
