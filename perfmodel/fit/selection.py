@@ -1316,8 +1316,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     reach = mode == "async" and not any(m.workers > m.n_ps >= 2 for m in ms)
     if reach:
         why += ("; on 2 or more servers the interval reaches up to the contention-free bound "
-                "(no run had more workers than servers, so none shows how much the workers "
-                "queue there)")
+                "(no run on 2 or more servers had more workers than servers, so none shows "
+                "how much the workers queue there)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
                                  mode=mode, reach_contention_free=reach,
                                  ceiling=ceiling, alternatives=alternatives)
