@@ -1213,8 +1213,16 @@ class SyncCoarse:
         return _estimate(phases, workload, cluster, config, meta)
 
     def _phases(self, workload: Profile, cluster: Cluster, workers, n_ps) -> dict:
-        return sync_phases(workload.model_bytes, cluster.nic_bandwidth, workload.t_forward,
-                           workload.t_backward, workload.t_update, workers,
+        return self.phases_of(workload.model_bytes, workload.t_forward, workload.t_backward,
+                              workload.t_update, cluster, workers, n_ps)
+
+    def phases_of(self, model_bytes, t_forward, t_backward, t_update, cluster: Cluster,
+                  workers, n_ps) -> dict:
+        """The phases of :meth:`estimate` (s, floats or arrays) from a profile's four numbers
+        and a cluster, with no specs built: for fits that price a profile's times hundreds
+        of thousands of times.  Inputs are checked as :func:`sync_phases` checks them."""
+        return sync_phases(model_bytes, cluster.nic_bandwidth, t_forward,
+                           t_backward, t_update, workers,
                            self.sharing, self.overlap, n_ps=n_ps,
                            per_flow_cap=cluster.per_flow_cap,
                            link_efficiency=cluster.link_efficiency,

@@ -518,3 +518,23 @@ def test_transmission_orders():
     assert (good.ends[0, 0], bad.ends[0, 0]) == pytest.approx((0.076, 0.092))
     with pytest.raises(SpecError, match="order"):
         order_transmissions(t, "fastest")
+
+
+def test_a_kept_run_is_the_same_run_with_its_own_meta():
+    from perfmodel.sim import model as sim_model
+    profile = Profile(model_bytes=50e6, t_forward=0.05, t_backward=0.1, t_update=0.01,
+                      batch_size=16)
+    cluster = Cluster(machines=8, nic_bandwidth="10Gbps", link_efficiency=0.8137)
+    config = Config(n_replicas=3, n_ps=1, mode="async")
+    sim = TraceSim(steps=30, warmup=3, seed=11)
+    before = sim_model._kept_estimate.cache_info().hits
+    first = sim.estimate(profile, cluster, config)
+    first.meta["utilization"]["uplink"] = -1.0      # a caller's change stays its own
+    again = sim.estimate(profile, cluster, config)
+    assert sim_model._kept_estimate.cache_info().hits == before + 1
+    assert again.meta["utilization"]["uplink"] >= 0 and again.throughput == first.throughput
+    fresh = sim._estimate(profile, cluster, config)      # simulated anew: the same numbers
+    assert (again.throughput, again.step_time, again.phases) == \
+        (fresh.throughput, fresh.step_time, fresh.phases)
+    # another seed, bandwidth or worker count is another run
+    assert TraceSim(steps=30, warmup=3, seed=12).estimate(profile, cluster, config) != again

@@ -59,6 +59,7 @@ import numpy as np
 
 from .. import registry
 from ..baselines import fit_optimus
+from ..coarse import SyncCoarse
 from ..errors import PerfModelError, SpecError
 from ..io import read_text
 from ..operational import fit_utilization_ceiling
@@ -328,8 +329,13 @@ def _predict(model, theta, n_ps, n_workers, batch_size, phi, cluster=_CLUSTER) -
     c, tau, u = (float(v) for v in theta)
     b = -(-batch_size // n_workers)
     compute = max(c, 1e-12) * b
-    profile = _PROFILE.replace(model_bytes=max(tau, 1e-12) * _B_REF, t_forward=phi * compute,
-                               t_backward=(1.0 - phi) * compute, t_update=max(u, 0.0))
+    times = (max(tau, 1e-12) * _B_REF, phi * compute, (1.0 - phi) * compute, max(u, 0.0))
+    if type(model) is SyncCoarse:   # the same numbers as its estimate, without the specs
+        step = float(sum(model.phases_of(*times, cluster, n_workers, n_ps).values()))
+        if 0.0 < step < math.inf:   # else the estimate says what is wrong
+            return batch_size * (n_workers * cluster.gpus_per_machine / step) / n_workers
+    profile = _PROFILE.replace(model_bytes=times[0], t_forward=times[1], t_backward=times[2],
+                               t_update=times[3])
     est = model.estimate(profile, cluster, _config(n_workers, n_ps))
     return batch_size * est.throughput / n_workers
 

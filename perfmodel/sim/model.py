@@ -460,6 +460,16 @@ class TraceSim:
             Model parallelism, several GPUs per machine, async all-reduce, a
             multi-server trace that does not match ``config.n_ps``.
         """
+        try:   # hashing a trace's ops costs less than simulating them
+            est = _kept_estimate(self, workload, cluster, config)
+        except TypeError:            # an unhashable option value: simulate again
+            return self._estimate(workload, cluster, config)
+        # the kept run is shared: the caller gets its own copies of meta's readings
+        return dataclasses.replace(est, meta={k: dict(v) if isinstance(v, dict) else v
+                                              for k, v in est.meta.items()})
+
+    def _estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
+        """:meth:`estimate` without the kept runs."""
         if self.replications > 1:
             return self._replicated(workload, cluster, config)
         res = self.simulate(workload, cluster, config)
@@ -713,3 +723,10 @@ class ProfiledTrace:
     def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
         """The model's estimate on :meth:`trace_for`."""
         return self.model.estimate(self.trace_for(workload, config), cluster, config)
+
+
+@functools.lru_cache(maxsize=16384)
+def _kept_estimate(model: TraceSim, workload, cluster: Cluster, config: Config) -> Estimate:
+    """A seeded simulation is a pure function of its inputs: fits and validations ask for
+    the same run again (a candidate's prediction, then the chosen model's), so keep it."""
+    return model._estimate(workload, cluster, config)
