@@ -4,8 +4,5 @@ import json
 
 
 def records_or_json(text: str):
-    """A command's JSON; a predict/simulate envelope gives its records (tested on its own)."""
-    data = json.loads(text)
-    if isinstance(data, dict) and {"command", "records"} <= set(data):
-        return data["records"]
-    return data
+    """A command's JSON (predict and simulate: the list of records)."""
+    return json.loads(text)

@@ -92,7 +92,7 @@ def test_scalability_draws_what_predict_prints(tmp_path, capsys, drawn):
     for model in ("sync", "async"):
         code, out, _ = run(capsys, "predict", "--model", model, "--workers", "1-16",
                            "--format", "json")
-        expected = [r["throughput"] for r in json.loads(out)["records"]]
+        expected = [r["throughput"] for r in json.loads(out)]
         np.testing.assert_allclose(lines[model].get_xdata(), np.arange(1, 17))
         np.testing.assert_allclose(lines[model].get_ydata(), expected, rtol=1e-12)
     # the sync saturation marker sits where Li et al. 2022's eq. 9 says the 11th worker adds < 10%
@@ -118,7 +118,7 @@ def test_phases_stack_to_predicted_step_times(tmp_path, capsys, drawn):
         x = round(patch.get_x() + patch.get_width() / 2, 6)
         tops[x] = max(tops.get(x, 0.0), patch.get_y() + patch.get_height())
     np.testing.assert_allclose([tops[x] for x in sorted(tops)],
-                               [r["step_time"] for r in json.loads(out)["records"]], rtol=1e-12)
+                               [r["step_time"] for r in json.loads(out)], rtol=1e-12)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4", "8"]
 
 

@@ -29,7 +29,7 @@ def test_sweep_matches_predict_and_resumes(capsys, tmp_path):
     rows = read_table(out)
     code, text, _ = run(capsys, "predict", "--model", "sync", "--ps", "1-2",
                         "--bandwidth", "1Gbps,10Gbps", "--workers", "1-6", "--format", "json")
-    expected = {(r["workers"], r["n_ps"], r["bandwidth"]): r for r in json.loads(text)["records"]}
+    expected = {(r["workers"], r["n_ps"], r["bandwidth"]): r for r in json.loads(text)}
     assert len(rows) == len(expected) == 24
     for row in rows:  # the same model through two commands: the same numbers
         want = expected[(row["workers"], row["n_ps"], row["bandwidth"])]

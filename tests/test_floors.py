@@ -126,7 +126,7 @@ def test_predict_flags_rows_below_the_floor(capsys):
 
     assert main(["predict", "--model", "gst", "--server-link", "dedicated", "--workers", "1,16",
                  "--format", "json"]) == 0
-    rows = json.loads(capsys.readouterr().out)["records"]
+    rows = json.loads(capsys.readouterr().out)
     assert [r["below_floor"] for r in rows] == [False, True]
     assert main(["predict", "--model", "gst", "--server-link", "dedicated",
                  "--workers", "16"]) == 0

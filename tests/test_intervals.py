@@ -210,7 +210,7 @@ def test_predict_prints_the_models_own_interval(capsys, flags, model, workers, w
     """The simulator's replications and GST's single-iteration range reach JSON and the table."""
     code, out, _ = run(capsys, "predict", *flags, "--workers", str(workers), "--format", "json")
     assert code == 0
-    (record,) = json.loads(out)["records"]
+    (record,) = json.loads(out)
     profile, cluster = _zoo_job()
     est = model().estimate(profile, cluster, Config(n_replicas=workers, n_ps=1))
     assert record["throughput_interval"] == pytest.approx(list(est.throughput_interval))

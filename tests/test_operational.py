@@ -234,7 +234,7 @@ def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
                  "--cpu-capacity", "2"])
     out, _ = capsys.readouterr()
     assert code == 0
-    (record,) = json.loads(out)["records"]
+    (record,) = json.loads(out)
     chosen = select_model(prof, clu, load_measurements(path), cpu_capacity=2.0).chosen
     est = chosen.estimate(prof, clu, Config(n_replicas=8))
     assert record["throughput"] == pytest.approx(est.throughput)
@@ -242,7 +242,7 @@ def test_cli_predict_reads_the_cpu_columns(capsys, tmp_path):
     # without the capacity the readings are unused, and the why text says so
     code = main(["predict", "--measurements", str(path), "--workers", "8", "--format", "json"])
     out, _ = capsys.readouterr()
-    (record,) = json.loads(out)["records"]
+    (record,) = json.loads(out)
     assert code == 0 and record["bottleneck"] != "cpu_ceiling"
     assert "CPU readings are unused without cpu_capacity" in record["why"]
     path.write_text("workers,n_ps,bandwidth,throughput,server_cpu\n1,1,10Gbps,100,x\n")
@@ -272,7 +272,7 @@ def test_cli_cpu_capacity_flag(capsys, tmp_path):
                      "--cpu-capacity", cap, "--format", "json"])
         out, _ = capsys.readouterr()
         assert code == 0
-        (record,) = json.loads(out)["records"]
+        (record,) = json.loads(out)
         tops.append((record["throughput"], record["bottleneck"]))
     assert tops[0][1] == "cpu_ceiling" and tops[1][0] > tops[0][0]
     code = main(["predict", "--measurements", str(path), "--workers", "8", "--cpu-capacity",

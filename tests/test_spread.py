@@ -259,7 +259,7 @@ def test_cli_predict_reads_the_step_time_spread(capsys, tmp_path):
                  "--format", "json"])
     out, _ = capsys.readouterr()
     assert code == 0
-    (record,) = json.loads(out)["records"]
+    (record,) = json.loads(out)
     assert record["calibration"]["timeout_probability"] == pytest.approx(0.06)
     assert "read off the step times" in record["why"]
     assert record["throughput"] == pytest.approx(runs[8], rel=1e-9)

@@ -541,7 +541,7 @@ def test_cli_calibrate_save_then_predict(job, cluster, tmp_path, capsys):
                             str(tmp_path / "job.json"), "--workers", "1,4", "--bandwidth",
                             "10Gbps,25Gbps", "--format", "json")
         assert code == 0
-        rows = {(r["workers"], round(r["bandwidth"])): r["throughput"] for r in json.loads(out)["records"]}
+        rows = {(r["workers"], round(r["bandwidth"])): r["throughput"] for r in json.loads(out)}
         return [abs(rows[(m.workers, round(m.bandwidth))] / m.throughput - 1) for m in ms]
 
     assert max(errors(str(saved))) < 1e-9

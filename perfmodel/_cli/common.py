@@ -26,7 +26,7 @@ from .flags import (
     parse_int_range,
 )
 
-__all__ = ["DEFAULTS", "MAX_GRID_POINTS", "envelope", "RECORD_UNITS", "check_sim_size", "CliError",
+__all__ = ["DEFAULTS", "MAX_GRID_POINTS", "stamped_records", "RECORD_UNITS", "check_sim_size", "CliError",
            "MODEL_FLAGS",
            "PROFILE_FLAGS", "parse_int_range",
            "parse_configs", "quantities", "resolve_spec", "epoch_samples_for",
@@ -136,10 +136,12 @@ RECORD_UNITS = {"step_time": "s", "throughput": "samples/s", "throughput_interva
                 "epoch_time": "s", "bandwidth": "B/s", "phases": "s"}
 
 
-def envelope(command: str, model: str, records: list) -> dict:
-    """A JSON answer: what produced it (version, command, model), its units, the records."""
-    return {"perfmodel": package_version(), "command": command, "model": model,
-            "units": RECORD_UNITS, "records": records}
+def stamped_records(command: str, model: str, records: list) -> list:
+    """A JSON answer: the list of records (the public contract), each also saying what
+    produced it (version, command, model: a record's own ``model``, e.g. the candidate
+    a selection chose, is kept) and the units of its numbers."""
+    stamp = {"perfmodel": package_version(), "command": command, "units": RECORD_UNITS}
+    return [{**r, "model": r.get("model", model), **stamp} for r in records]
 
 
 def _fmt(value) -> str:

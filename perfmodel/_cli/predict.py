@@ -11,7 +11,7 @@ from .common import (
     check_sim_size,
     cluster_from_args,
     csv_text,
-    envelope,
+    stamped_records,
     epoch_samples_for,
     human_units,
     json_text,
@@ -64,7 +64,7 @@ def _predict_layerwise(args) -> str:
                     + table_text(_layer_rows(est), ["layer", "P", "H", "R", "U_f_ms", "M_f_ms",
                                                 "U_b_ms", "M_b_ms", "U_w_ms", "epoch_min"]))
     if args.format == "json":
-        return json_text(envelope("predict", "layerwise", records))
+        return json_text(stamped_records("predict", "layerwise", records))
     if args.format == "csv":
         return csv_text([{k: v for k, v in r.items() if k not in ("layers", "weight_reads")}
                      for r in records])
@@ -93,7 +93,7 @@ def run(args) -> str:
                         calibration=dict(model.overrides)) for r in records]
     if args.format == "json":
         name = getattr(model, "name", None) or args.model
-        return json_text(envelope("predict", name, records))
+        return json_text(stamped_records("predict", name, records))
     if args.format == "csv":
         return csv_text(records)
     rows = [human_units(r) for r in records]

@@ -15,7 +15,7 @@ from ..sim.model import simulate_range
 from .common import (
     CliError,
     check_sim_size,
-    envelope,
+    stamped_records,
     json_text,
     parse_int_range,
     progress_bar,
@@ -88,7 +88,7 @@ def run(args) -> str:
                          window=window, record=True)
         io.write_json(chrome_trace(shown), args.chrome_trace)
     if args.format == "json":
-        return json_text(envelope("simulate", "sim", records))
+        return json_text(stamped_records("simulate", "sim", records))
     rows = [{"workers": r["workers"], "steps_per_s": r["throughput"],
              "samples_per_s": r["sample_throughput"], "step_ms": r["step_time"] * 1e3,
              "bottleneck": r["bottleneck"]} for r in records]
