@@ -11,7 +11,6 @@ from .common import (
     check_sim_size,
     cluster_from_args,
     csv_text,
-    stamped_records,
     epoch_samples_for,
     human_units,
     json_text,
@@ -21,6 +20,7 @@ from .common import (
     profile_from_args,
     quantities,
     resolve_spec,
+    stamped_records,
     table_text,
 )
 from .measured import check_selection_flags, selected_model

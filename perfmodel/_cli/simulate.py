@@ -15,11 +15,11 @@ from ..sim.model import simulate_range
 from .common import (
     CliError,
     check_sim_size,
-    stamped_records,
     json_text,
     parse_int_range,
     progress_bar,
     quantities,
+    stamped_records,
     table_text,
 )
 
