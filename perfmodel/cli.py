@@ -250,7 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--sharing", choices=("ps", "fcfs", "hybrid"), default="hybrid")
     sm.add_argument("--steps", type=int, default=1000,
                     help="steps per worker, warm-up included (default 1000, as Li et al. 2020)")
-    sm.add_argument("--warmup", type=int, default=50, help="steps left out (default 50)")
+    sm.add_argument("--warmup", type=int,
+                    help="steps left out (default: 5%% of --steps, so 50 of the default 1000, "
+                         "as Li et al. 2020)")
     sm.add_argument("--seed", type=int, default=0)
     sm.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
                     help="zoo traces: push a layer's gradient while earlier layers still "

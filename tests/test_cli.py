@@ -328,6 +328,20 @@ def test_simulate_matches_library(tmp_path, capsys):
     assert code == 2 and "cycle.json" in err and "cycle" in err
 
 
+def test_simulate_warm_up_defaults_to_a_twentieth_of_the_steps(capsys):
+    from perfmodel.sim import Trace, simulate
+
+    trace = Trace.load("tests/data/sim/tiny.json")
+    for steps, warmup in ((30, 1), (1000, 50)):   # --steps 30 alone is no error
+        code, out, err = run(capsys, "simulate", "--trace", "tests/data/sim/tiny.json",
+                             "--workers", "2", "--steps", str(steps), "--format", "json")
+        assert code == 0, err
+        expected = simulate(trace, 2, 1.25e9, "sync", "hybrid", steps=steps, warmup=warmup,
+                            seed=0)
+        assert records_or_json(out)[0]["throughput"] == pytest.approx(expected.throughput,
+                                                                      rel=1e-12)
+
+
 def test_simulate_options_match_the_library(capsys):
     """--servers, --window, --parsing, --order and --overlap are the library's trace options."""
     from perfmodel.sim import add_parsing_overhead, order_transmissions, simulate, split_servers

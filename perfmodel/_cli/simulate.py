@@ -72,13 +72,14 @@ def run(args) -> str:
     trace, said = _shaped_trace(args)
     workers = parse_int_range(args.workers, "--workers")
     check_sim_size(workers, args.steps)
+    warmup = args.warmup if args.warmup is not None else args.steps // 20   # 50 of 1,000
     bandwidth = quantities(args.bandwidth, "B/s", "--bandwidth")[0]
     cap = quantities(args.per_flow_cap, "B/s", "--per-flow-cap")[0] if args.per_flow_cap else None
     window = quantities(args.window, "B", "--window")[0] if args.window else None
     with progress_bar(len(workers), "worker counts") as tick:
         done = iter(range(1, len(workers) + 1))
         results = simulate_range(trace, workers, bandwidth, args.mode, args.sharing,
-                                 steps=args.steps, warmup=args.warmup, seed=args.seed,
+                                 steps=args.steps, warmup=warmup, seed=args.seed,
                                  per_flow_cap=cap, window=window,
                                  progress=lambda _result: tick(next(done)))
     records = [dict(r.summary(), workers=k) for k, r in zip(workers, results)]
