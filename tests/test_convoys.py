@@ -1,11 +1,14 @@
 """Convoys beyond the saturation population: ``AsyncMVA(convoys=True)``, checked by hand."""
 
+import json
 import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from perfmodel import zoo
+from perfmodel.cli import main
 from perfmodel.errors import SpecError
 from perfmodel.fit.selection import default_candidates
 from perfmodel.queueing import AsyncMVA, async_throughput, convoy_groups, saturation_workers
@@ -104,3 +107,16 @@ def test_selection_keeps_it_as_a_fair_link_candidate():
     names = {c.name: c for c in default_candidates("async")}
     assert names["async-convoy"].model.convoys and not names["async-mva"].model.convoys
     assert names["async-convoy"].links == ("fair",)
+
+
+def test_cli_flag_is_the_option(capsys):
+    code = main(["predict", "--model", "async", "--convoys", "--workers", "16",
+                 "--bandwidth", "1Gbps", "--format", "json"])
+    (record,) = json.loads(capsys.readouterr().out)
+    est = AsyncMVA(convoys=True).estimate(zoo.profile("resnet50-pipedream"),
+                                          Cluster(machines=64, nic_bandwidth="1Gbps"),
+                                          Config(n_replicas=16, n_ps=1))
+    assert code == 0 and record["throughput"] == pytest.approx(est.throughput, rel=1e-12)
+    assert record["throughput"] < AsyncMVA().estimate(
+        zoo.profile("resnet50-pipedream"), Cluster(machines=64, nic_bandwidth="1Gbps"),
+        Config(n_replicas=16, n_ps=1)).throughput
