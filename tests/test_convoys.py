@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from perfmodel import zoo
 from perfmodel.cli import main
 from perfmodel.errors import SpecError
-from perfmodel.fit.selection import default_candidates
+from perfmodel.fit.selection import default_candidates, select_model
+from perfmodel.measurements import Measurement
 from perfmodel.queueing import AsyncMVA, async_throughput, convoy_groups, saturation_workers
 from perfmodel.specs import Cluster, Config, Profile
 
@@ -120,3 +121,19 @@ def test_cli_flag_is_the_option(capsys):
     assert record["throughput"] < AsyncMVA().estimate(
         zoo.profile("resnet50-pipedream"), Cluster(machines=64, nic_bandwidth="1Gbps"),
         Config(n_replicas=16, n_ps=1)).throughput
+
+
+def test_runs_beyond_saturation_decide_runs_below_it_leave_both():
+    profile, net = zoo.profile("resnet50-pipedream"), Cluster(machines=20, nic_bandwidth="1Gbps")
+    assert AsyncMVA().saturation(profile, net, Config(n_replicas=1, n_ps=1)) < 3
+
+    def runs(model, workers):
+        return [Measurement(k, 1, net.nic_bandwidth, model.estimate(
+            profile, net, Config(n_replicas=k, n_ps=1, mode="async")).throughput, mode="async")
+            for k in workers]
+    for truth in (AsyncMVA(), AsyncMVA(convoys=True)):
+        below = select_model(profile, net, runs(truth, (1, 2))).chosen
+        assert below.name == "async-mva"          # the prior answers ...
+        assert [a.name for a in below.alternatives] == ["async-convoy"]   # ... and spans both
+        beyond = select_model(profile, net, runs(truth, (1, 2, 4, 8))).chosen
+        assert beyond.name == ("async-convoy" if truth.convoys else "async-mva")
