@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from perfmodel.errors import SpecError
 from perfmodel.sim import Trace, TraceSim, simulate
 from perfmodel.sim import engine as sim_engine
+from perfmodel.sim import model as sim_model
 from perfmodel.specs import Cluster, Config, Profile
 
 # one layer, sequential phases (ops: down0, fwd0, bwd0, up0, upd0): at B = 1.25e9 B/s the
@@ -59,6 +60,13 @@ def _op_times(res, worker, step, op_id):
     return float(res.ops["start"][sel][0]), float(res.ops["end"][sel][0])
 
 
+def _keep_nothing(monkeypatch):
+    """Runs under a hook are not the runs of their inputs: TraceSim keeps none of them."""
+    monkeypatch.setattr(sim_model, "_kept_estimate",
+                        lambda model, workload, cluster, config: model._estimate(
+                            workload, cluster, config))
+
+
 def _force(monkeypatch, pattern):
     """Replace the timeout draws by ``pattern(K, steps, M) -> bool array`` (a test hook)."""
     def fake(workers, steps, ops, seed, probability):
@@ -66,6 +74,7 @@ def _force(monkeypatch, pattern):
         pattern(out)
         return out
     monkeypatch.setattr(sim_engine, "timeout_draws", fake)
+    _keep_nothing(monkeypatch)
 
 
 # ---------------------------------------------------------------------- 1. q = 0 is loss-free
@@ -345,6 +354,7 @@ def _force_points(monkeypatch, u):
     def fake(workers, steps, ops, seed):
         return np.full((workers, steps, ops), float(u))
     monkeypatch.setattr(sim_engine, "timeout_points", fake)
+    _keep_nothing(monkeypatch)
 
 
 @pytest.mark.parametrize("mode,sharing,cpu,window,q", [
