@@ -107,8 +107,9 @@ slack of 1e-9 so that rounding can never drop a tie):
 2b. Ordering triples without every bound (:class:`_TripleOrder`): rule 2
    needs the triples in increasing order of their bounds, not every
    bound.  :func:`quick_triple_bounds` gives, for all triples at once, a
-   lower bound on each bound (per layer, the least compute term over
-   (R, H) plus the least read term at R = 1: the read term grows with R,
+   lower bound on each bound (per layer and range of R in [2^j, 2^(j+1)),
+   the least compute term over its R and every H plus the least read term
+   at R = 2^j, the least over the ranges: the read term grows with R,
    since every copy of a replicated layer is read and M_w = M_w^min +
    ``mw_position`` (M_w^max - M_w^min) with both terms >= 0 and linear in
    the bytes read; the minimum of a sum is at least the sum of the
@@ -341,6 +342,12 @@ class Pricer:
             layers[int(index)] = plan
         return lw.Plan(tuple(layers))
 
+    def grown(self, need: int, have: int) -> int:
+        """The size to which a table of ``have`` entries grows to hold ``need``: doubled,
+        but not beyond the cluster's machines (no configuration has more workers)
+        unless ``need`` is larger (speed only)."""
+        return max(need, min(2 * have, self.cluster.machines))
+
     def compute(self, l: int, p: int, r: int = 1) -> float:
         """U_f + U_b + U_w of layer ``l``'s slowest segments with one thread (eqs. 5, 7, 8).
 
@@ -360,8 +367,8 @@ class Pricer:
         """``[compute(l, P) for P in 0..p_max]`` (entry 0 unused, +inf), all P at once."""
         have = self._tables.get(l)
         if have is None or len(have) <= p_max:
-            have = np.concatenate([[np.inf], self._compute_many(l, max(p_max, 2 * (len(have)
-                                                                    if have is not None else 0)))])
+            have = np.concatenate([[np.inf], self._compute_many(l, self.grown(
+                p_max, len(have) if have is not None else 0))])
             self._tables[l] = have
         return have[:p_max + 1]
 
@@ -610,7 +617,7 @@ class Pricer:
         got = self._floors.get(l)
         if got is not None and len(got[0]) > p_max:
             return got[0][:p_max + 1], got[1][:p_max + 1]
-        size = max(p_max, 2 * (len(got[0]) - 1) if got is not None else 0)
+        size = self.grown(p_max, len(got[0]) - 1 if got is not None else 0)
         ps = np.arange(1, size + 1)
         u1, u = self._units[l - 1], self._units[l]
         if self._dense[l]:
@@ -1388,7 +1395,7 @@ def _charges(pricer: Pricer, top: int, threads: np.ndarray, parts: bool = False)
     key = tuple(int(h) for h in threads)
     have = pricer._charges.get(key)
     if have is None or have.shape[3] <= top:
-        size = max(top, 2 * (have.shape[3] - 1) if have is not None else 0)
+        size = pricer.grown(top, have.shape[3] - 1 if have is not None else 0)
         cluster, n_layers = pricer.cluster, len(pricer.dnn.layers)
         lag = _lag(cluster, threads)[:, None]
         c_item = cluster.activation_bytes / cluster.effective_bandwidth
@@ -1415,7 +1422,7 @@ def _charged_prefix(pricer: Pricer, top: int, threads: np.ndarray) -> np.ndarray
     have = pricer._prefix.get(key)
     if have is not None and have.shape[2] > top:
         return have[:, :, :top + 1]
-    size = max(top, 2 * (have.shape[2] - 1) if have is not None else 0)
+    size = pricer.grown(top, have.shape[2] - 1 if have is not None else 0)
     interf = lw.interference_factor(threads, pricer.cluster.interference)
     per = (interf / threads)[:, None]
     charges = _charges(pricer, size, threads)
@@ -1478,15 +1485,19 @@ _R_CHUNK = 16
 def quick_triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = None) -> np.ndarray:
     """A lower bound on :func:`triple_bounds` of every configuration, all at once (rule 2b).
 
-    Per layer, the least compute term over (R, H) plus the least read term
-    at R = 1 (the read term grows with R: each copy of a replicated layer is
+    R is split into the ranges [2^j, 2^(j+1)).  Per layer and range, the
+    least compute term over its R and every H (each state with its least
+    transfer charge over H, rule 11) plus the least read term over H at R =
+    2^j (the read term grows with R: each copy of a replicated layer is
     read, and M_w is M_w^min plus ``mw_position`` >= 0 times M_w^max -
     M_w^min >= 0, both linear in the bytes read) is at most the least sum
-    of the two.  The compute term's minimum over R <= N_wr is one table
-    over N_wr for all configurations, the read term is vectorized over
-    configurations; so this costs O(L N) rather than the O(L K N_wr) per
-    configuration of :func:`triple_bounds`.  Lowered by 1e-9 relative, so
-    that rounding cannot lift it above :func:`triple_bounds`.
+    of the two over that range; the least over the ranges is at most the
+    layer's term of :func:`triple_bounds`.  The compute term's minima are
+    one table over (range, N_wr) for all configurations, the read term is
+    vectorized over configurations; so this costs O(L N log N) rather than
+    the O(L K N_wr) per configuration of :func:`triple_bounds`.  Lowered by
+    1e-9 relative, so that rounding cannot lift it above
+    :func:`triple_bounds`.
     """
     dnn, cluster, model = pricer.dnn, pricer.cluster, pricer.layer_model
     configs = list(configs)
@@ -1503,29 +1514,35 @@ def quick_triple_bounds(pricer: Pricer, configs, *, max_threads: int | None = No
     charge = _charges(pricer, top, threads).min(axis=1)              # (L, top + 1)
     prefix = np.stack([np.minimum.accumulate(pricer.compute_table(l, top) * per_thread
                                              + charge[l]) for l in range(n_layers)])
-    best_r = np.empty((n_layers, top + 1))                          # min over R <= w of u1 / R
-    best_r[:, 0] = np.inf
+    n_ranges = top.bit_length()                                      # R in [2^j, 2^(j+1))
+    low_r = 2 ** np.arange(n_ranges)
+    by_range = np.full((n_layers, n_ranges, top + 1), np.inf)       # min over R of the range
     for w in range(1, top + 1):
         r = np.arange(1, w + 1)
-        best_r[:, w] = (prefix[:, w // r] / r).min(axis=1)
-    u = np.where((n_ps > 0)[None, :], best_r[:, n_wr], prefix[:, n_wr])   # (L, n)
-    compute = u / n_mr[None, :]
-    # read terms at R = 1, vectorized over configurations (the arithmetic of
+        starts = low_r[low_r <= w] - 1
+        by_range[:, :len(starts), w] = np.minimum.reduceat(prefix[:, w // r] / r, starts, axis=1)
+    u = np.where((n_ps > 0)[None, None, :], by_range[:, :, n_wr],
+                 np.where(np.arange(n_ranges)[None, :, None] == 0, prefix[:, None, n_wr],
+                          np.inf))                                   # (L, ranges, n)
+    compute = u / n_mr[None, None, :]
+    # read terms at R = 2^j, vectorized over configurations (the arithmetic of
     # LayerWise.weight_read_layers, broadcast over n_mr and lanes)
     h = threads.astype(float)[None, :, None]
-    w_bytes = model._weight_bytes(dnn, cluster)[None, None, :] * 1.0
-    if model.read_bandwidth == "machine":
-        w_bytes = w_bytes / h
-    bw, lat, per = cluster.effective_bandwidth, cluster.latency, cluster.latency_per_thread
-    m_max = lw.weight_read_terms_max(w_bytes, n_mr[:, None, None], bw, h, lat, per)
+    reads = np.empty((n_ranges, len(configs), n_layers))
     lanes = np.minimum(np.maximum(n_ps, 1), n_wr).astype(float)[:, None, None]
-    m_min = lw.weight_read_terms_min(w_bytes, lanes, bw, h, lat, per)
-    m_w = lw.weight_read_time(m_min, m_max, model.mw_position)        # (n, H, L)
+    bw, lat, per = cluster.effective_bandwidth, cluster.latency, cluster.latency_per_thread
     stall = (cluster.read_period or 1) * (n_mr if model.read_term == "per_replica" else 1.0)
-    reads = m_w.min(axis=1) / np.broadcast_to(stall, n_mr.shape)[:, None]      # (n, L)
-    reads = np.where(((n_mr == 1) & (n_ps == 0))[:, None], 0.0, reads)
-    low = (compute.T + reads).sum(axis=1) * np.array([c.epoch_samples or 1_000_000
-                                                      for c in configs])
+    for j, copies in enumerate(low_r):
+        w_bytes = model._weight_bytes(dnn, cluster)[None, None, :] * float(copies)
+        if model.read_bandwidth == "machine":
+            w_bytes = w_bytes / h
+        m_max = lw.weight_read_terms_max(w_bytes, n_mr[:, None, None], bw, h, lat, per)
+        m_min = lw.weight_read_terms_min(w_bytes, lanes, bw, h, lat, per)
+        m_w = lw.weight_read_time(m_min, m_max, model.mw_position)    # (n, H, L)
+        reads[j] = m_w.min(axis=1) / np.broadcast_to(stall, n_mr.shape)[:, None]
+    reads = np.where(((n_mr == 1) & (n_ps == 0))[None, :, None], 0.0, reads)
+    per_layer = (compute + np.transpose(reads, (2, 0, 1))).min(axis=1)   # (L, n)
+    low = per_layer.sum(axis=0) * np.array([c.epoch_samples or 1_000_000 for c in configs])
     return low * (1 - 1e-9)
 
 
