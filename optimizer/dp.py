@@ -63,6 +63,46 @@ the same for every N_wr >= max(P' R', P R) and every triple):
    optimal assignment (whatever its tie-break) pairs largest-m multisets,
    and the maxima A = S - s_partner and E = T - t_partner depend only on
    those multisets.
+1b. Dense consumer with replicas (R' or R > 1): the lexicographically
+   smallest optimal mapping by counting (:func:`_dense_workers`).  Worker k
+   < P' R' holds segment i = k mod P' of block b = k // P' (size s_k, the
+   others are idle, size 0); column c is segment p = c mod P of replica rho
+   = c // P (size t_c).  The affinity ``[b = rho mod R'] [t_c > 0] s_k +
+   [rho = b mod R] [s_k > 0] t_c`` is positive only inside a *component*:
+   with R >= R', block b and the replicas rho = b mod R' (every error pair
+   is an activation pair); with R < R', replica rho and the blocks b = rho
+   mod R (every activation pair is an error pair).  Inside a component, a
+   pair of non-empty segments is worth x_k + y_c, with x_k = s_k and y_c =
+   [rho < R'] t_c (R >= R'), or x_k = [b < R] s_k and y_c = t_c (R < R'),
+   and every other pair 0; either all x or all y of non-empty segments are
+   > 0.  So an assignment is worth, per component, the x of its paired
+   rows plus the y of its paired columns, at most the m = min(#non-empty
+   rows, #non-empty columns) largest of each, and it is optimal exactly
+   when, in every component, it makes m non-empty pairs whose rows and
+   columns are largest-m multisets (fewer pairs lose a positive term): the
+   rows above the m-th largest x must pair (*must*), those equal to it
+   pair in a given number (*may*, a quota), those below must not; columns
+   alike.  The lexicographically smallest optimal assignment takes, for
+   each column in order, the lowest free worker from which the assignment
+   can still be completed optimally.  A choice can be completed iff it
+   keeps every quota fillable: a pair uses a must or a may row (quota
+   left) with a must or a may column (quota left) of the same component;
+   any other placement (the column stays unpaired) needs a column that may
+   stay unpaired (free, below its threshold, or may with more left than
+   its quota) on a row that may stay unpaired (free, below its threshold in
+   its component, or may with more left than its quota), and not a
+   non-empty row of the column's own component (that would pair them).
+   The rest can then always be completed: each component's remaining
+   must and quota rows and columns are equally many and any of them may
+   pair; the unpaired columns are no more than the unpaired rows (workers
+   >= segments), and a component never has both an unpaired non-empty row
+   and an unpaired non-empty column (one side has exactly m).  Within a
+   class (component, kind) the rows are interchangeable for feasibility, so
+   the lowest free worker allowed is the least of each allowed class's
+   lowest free row.  This is the mapping of
+   :func:`~optimizer.matching.match_segments` (same optimal set, same
+   order; the tests compare the two), in O(P R (R + R')) without the
+   assignment solver.
 2. Otherwise the affinity matrix is built as ``layer_affinity`` builds it.
    If an assignment puts every segment on a worker of its column maximum
    (:func:`_greedy`), the optimal assignments are exactly those, and the
@@ -312,8 +352,8 @@ class Pricer:
     cluster: Cluster
     _compute: dict = field(default_factory=dict)
     _items: dict = field(default_factory=dict)
-    stats: dict = field(default_factory=lambda: {"closed_form": 0, "compressed": 0, "greedy": 0,
-                                                 "matched": 0})
+    stats: dict = field(default_factory=lambda: {"closed_form": 0, "compressed": 0, "dense": 0,
+                                                 "greedy": 0, "matched": 0})
 
     def __post_init__(self):
         check_chain(self.dnn)
@@ -747,6 +787,14 @@ class Pricer:
             self.stats["closed_form"] += 1
             return float(a[0, 0]), float(e[0, 0])
         prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
+        if self._dense[l]:  # dense consumer, replicated: the matching by counting (1b)
+            workers = self._dense_mapping(l, p1, r1, p, r)
+            self.stats["dense"] += 1
+            self._workers[(l, (p1, r1), (p, r))] = workers
+            return _dense_items_of(
+                np.asarray(pt.cached_segment_sizes(prev_layer, p1), dtype=np.int64),
+                np.asarray(pt.cached_segment_sizes(layer, p), dtype=np.int64),
+                workers, p1, r1, p, r)
         got = self._range(l, p1, r1, p, r)
         if got is not None and got[:2] == got[2:]:  # empty segments, tie-free compressed problem
             self.stats["compressed"] += 1
@@ -763,10 +811,19 @@ class Pricer:
         self._workers[(l, (p1, r1), (p, r))] = workers
         return _items_of(act, err, workers, p1, r1, p, r)
 
+    def _dense_mapping(self, l: int, p1: int, r1: int, p: int, r: int) -> np.ndarray:
+        """:func:`_dense_workers` of a transition into a dense consumer (any R', R)."""
+        return _dense_workers(
+            np.asarray(pt.cached_segment_sizes(self.dnn.layers[l - 1], p1), dtype=np.int64),
+            np.asarray(pt.cached_segment_sizes(self.dnn.layers[l], p), dtype=np.int64),
+            p1, r1, p, r)
+
     def mapping(self, l: int, prev: tuple, cur: tuple) -> np.ndarray:
         """Worker of each segment of layer l matched against a canonical layer l-1: exactly
         :func:`optimizer.matching.map_layer`'s mapping (module docstring)."""
         key = (l, tuple(map(int, prev)), tuple(map(int, cur)))
+        if key not in self._workers and self._dense[l]:
+            self._workers[key] = self._dense_mapping(l, *key[1], *key[2])
         if key not in self._workers:
             (p1, r1), (p, r) = key[1], key[2]
             prev_layer, layer = self.dnn.layers[l - 1], self.dnn.layers[l]
@@ -928,6 +985,83 @@ def _greedy(aff: np.ndarray):
     return workers
 
 
+def _dense_workers(s: np.ndarray, t: np.ndarray, p1: int, r1: int, p: int, r: int) -> np.ndarray:
+    """:func:`~optimizer.matching.match_segments` of a dense consumer's affinity
+    (:func:`_affinity`, any R', R), without an assignment solver (module docstring,
+    "Pricing a transition", 1b).
+
+    ``s``: the P' segment sizes of layer l-1, ``t``: the P sizes of layer l.
+    """
+    n_w, n_s = max(p1 * r1, p * r), p * r
+    k = np.arange(p1 * r1)
+    b, sk = k // p1, s[k % p1]
+    c = np.arange(n_s)
+    rho, tc = c // p, t[c % p]
+    if r >= r1:   # replica rho pairs with block rho mod R'; its errors go to block rho only
+        n_comp, row_comp, col_comp = r1, b, rho % r1
+        x, y = sk, np.where(rho < r1, tc, 0)
+    else:         # block b pairs with replica b mod R; activations only from block rho
+        n_comp, row_comp, col_comp = r, b % r, rho
+        x, y = np.where(b < r, sk, 0), tc
+    must, may, never, free = 0, 1, 2, 3
+    row_kind = np.full(n_w, free)                 # empty segments and idle workers: free
+    col_kind = np.full(n_s, free)                 # empty segments: free
+    quota_r, quota_c = np.zeros(n_comp, dtype=np.int64), np.zeros(n_comp, dtype=np.int64)
+    for g in range(n_comp):
+        rows = np.flatnonzero((row_comp == g) & (sk > 0))
+        cols = np.flatnonzero((col_comp == g) & (tc > 0))
+        m = min(len(rows), len(cols))
+        for idx, val, kind, quota in ((rows, x, row_kind, quota_r), (cols, y, col_kind, quota_c)):
+            if not m:
+                kind[idx] = never
+                continue
+            v = val[idx]
+            theta = np.sort(v)[::-1][m - 1]           # the m-th largest value
+            kind[idx] = np.where(v > theta, must, np.where(v == theta, may, never))
+            quota[g] = m - int((v > theta).sum())
+    cls_r = np.where(row_kind == free, 3 * n_comp,
+                     3 * np.concatenate([row_comp, np.zeros(n_w - len(row_comp), dtype=np.int64)])
+                     + row_kind)
+    members = [np.flatnonzero(cls_r == q).tolist() + [n_w] for q in range(3 * n_comp + 1)]
+    head = [0] * (3 * n_comp + 1)                 # next free row of each class (in order)
+    left_r = [int(((cls_r == 3 * g + may)).sum()) for g in range(n_comp)]
+    left_c = [int(((col_comp == g) & (col_kind == may)).sum()) for g in range(n_comp)]
+    quota_r, quota_c = quota_r.tolist(), quota_c.tolist()
+    out = np.empty(n_s, dtype=np.int64)
+    for j, (kind, g) in enumerate(zip(col_kind.tolist(), col_comp.tolist())):
+        pairable = kind == must or (kind == may and quota_c[g] > 0)
+        loose = kind in (free, never) or (kind == may and left_c[g] - 1 >= quota_c[g])
+        best, cls = n_w, -1
+        if pairable:
+            for q in (3 * g + must, 3 * g + may) if quota_r[g] > 0 else (3 * g + must,):
+                w = members[q][head[q]]
+                if w < best:
+                    best, cls = w, q
+        if loose:
+            for h in range(n_comp):
+                if kind != free and h == g:
+                    continue    # a row of its own component would pair with it
+                for q in (3 * h + never, 3 * h + may) if left_r[h] - 1 >= quota_r[h] else \
+                        (3 * h + never,):
+                    w = members[q][head[q]]
+                    if w < best:
+                        best, cls = w, q
+            w = members[3 * n_comp][head[3 * n_comp]]
+            if w < best:
+                best, cls = w, 3 * n_comp
+        head[cls] += 1
+        out[j] = best
+        h, row = divmod(cls, 3)
+        paired = kind in (must, may) and h == g and row in (must, may)
+        if row == may and h < n_comp:
+            left_r[h] -= 1
+            quota_r[h] -= paired
+        if kind == may:
+            left_c[g] -= 1
+            quota_c[g] -= paired
+    return out
+
+
 def _tie_free_items(act, err, p1: int, r1: int, p: int, r: int):
     """The items every optimal assignment gives, or None if that is not shown
     (:func:`_item_range` closed on both ends)."""
@@ -1043,6 +1177,30 @@ def _items_of(act, err, workers, p1: int, r1: int, p: int, r: int) -> tuple[floa
     has = (on >= 0) & (on // p == rp % r)
     saved_e = np.where(has, err[ip, np.where(on >= 0, on % p, 0)], 0)
     e_seg = err.sum(axis=1)[ip] - saved_e
+    e = e_seg.reshape(r1, p1).sum(axis=0) / r1
+    return float(a.max()), float(e.max())
+
+
+def _dense_items_of(s, t, workers, p1: int, r1: int, p: int, r: int) -> tuple[float, float]:
+    """:func:`_items_of` for a dense consumer, whose activation matrix is s_i [t_p > 0] and
+    error matrix [s_i > 0] t_p (:func:`perfmodel.partition.is_dense_pair`), without
+    building either: the same integers, hence the same items."""
+    cols = np.arange(p * r)
+    rr, pp = cols // p, cols % p
+    valid = (workers >= 0) & (workers < p1 * r1)
+    blk, ii = workers // p1, workers % p1
+    live = t > 0
+    saved = np.where(valid & (blk == rr % r1), s[np.where(valid, ii, 0)] * live[pp], 0)
+    a_seg = int(s.sum()) * live[pp] - saved
+    a = a_seg.reshape(r, p).sum(axis=0) / r
+    on = np.full(p1 * r1, -1, dtype=np.int64)
+    on[workers[valid]] = cols[valid]
+    k = np.arange(p1 * r1)
+    rp, ip = k // p1, k % p1
+    has = (on >= 0) & (on // p == rp % r)
+    full = s[ip] > 0
+    saved_e = np.where(has, full * t[np.where(on >= 0, on % p, 0)], 0)
+    e_seg = full * int(t.sum()) - saved_e
     e = e_seg.reshape(r1, p1).sum(axis=0) / r1
     return float(a.max()), float(e.max())
 

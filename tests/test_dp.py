@@ -6,6 +6,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from optimizer import dp, exhaustive, plans
+from optimizer.matching import match_segments
 from optimizer.space import check_plan, resource_triples
 from perfmodel import zoo
 from perfmodel.errors import SpecError
@@ -195,6 +196,43 @@ def test_greedy_is_the_lexicographic_matching():
             answered += 1
             assert np.array_equal(got, match_segments(aff))
     assert answered > 500
+
+
+@settings(max_examples=300, deadline=None)
+@given(sizes=st.tuples(st.integers(1, 30), st.integers(1, 30), st.integers(1, 30)),
+       p1=st.integers(1, 12), p=st.integers(1, 12), r1=st.integers(1, 5), r=st.integers(1, 5))
+def test_dense_mapping_is_the_lexicographic_matching(sizes, p1, r1, p, r):
+    """Pricing 1b: the counting construction for a dense consumer with replicas gives
+    match_segments' mapping of the affinity (empty segments and idle workers included)."""
+    from perfmodel import partition as pt
+
+    a, b, c = sizes
+    prev, layer = fc("a", a, b), fc("b", b, c)
+    assert pt.is_dense_pair(prev, layer)
+    aff = dp._affinity(pt.cached_transfer_matrix(prev, layer, p1, p, False),
+                       pt.cached_transfer_matrix(prev, layer, p1, p, True), p1, r1, p, r)
+    got = dp._dense_workers(np.asarray(pt.cached_segment_sizes(prev, p1)),
+                            np.asarray(pt.cached_segment_sizes(layer, p)), p1, r1, p, r)
+    assert np.array_equal(got, match_segments(aff))
+
+
+@pytest.mark.parametrize("l, p1, r1, p, r", [(6, 274, 1, 131, 2), (7, 301, 1, 170, 3),
+                                             (7, 300, 2, 512, 1), (5, 16, 16, 256, 1),
+                                             (6, 137, 3, 400, 1), (5, 9, 4, 40, 6),
+                                             (6, 64, 4, 64, 4)])
+def test_dense_mapping_on_imagenet22k(l, p1, r1, p, r):
+    """The same on Yan et al. 2015's dense layers, through the pricer: items and mapping."""
+    from perfmodel import partition as pt
+
+    pricer = dp.Pricer(LayerWise(working_set="layer"), zoo.load("adam-imagenet22k"),
+                       zoo.cluster("yan2015"))
+    prev, layer = pricer.dnn.layers[l - 1], pricer.dnn.layers[l]
+    act = pt.cached_transfer_matrix(prev, layer, p1, p, False)
+    err = pt.cached_transfer_matrix(prev, layer, p1, p, True)
+    want = match_segments(dp._affinity(act, err, p1, r1, p, r))
+    assert pricer.items(l, (p1, r1), (p, r)) == dp._items_of(act, err, want, p1, r1, p, r)
+    assert pricer.stats["dense"] == 1 and pricer.stats["matched"] == 0
+    assert np.array_equal(pricer.mapping(l, (p1, r1), (p, r)), want)
 
 
 def test_compute_table_equals_layer_costs():
