@@ -102,7 +102,10 @@ the same for every N_wr >= max(P' R', P R) and every triple):
    lowest free row.  This is the mapping of
    :func:`~optimizer.matching.match_segments` (same optimal set, same
    order; the tests compare the two), in O(P R (R + R')) without the
-   assignment solver.
+   assignment solver.  The items follow from the segment sizes alone (the
+   transfer matrices of a dense pair are s_i [t_p > 0] and [s_i > 0] t_p),
+   so these transitions are priced exactly, empty segments included (they
+   take no lower end of a range, rule 5).
 2. Otherwise the affinity matrix is built as ``layer_affinity`` builds it.
    If an assignment puts every segment on a worker of its column maximum
    (:func:`_greedy`), the optimal assignments are exactly those, and the
@@ -208,7 +211,7 @@ slack of 1e-9 so that rounding can never drop a tie):
    closer the bound of a run is to the triple's optimum, so a triple is
    first run with every transition at its lower bounds
    (:func:`relaxed_value`, a lower bound on its optimum; bound 10 % above
-   its key) and then exactly with a trial bound just above its key (1 %
+   its key) and then exactly with a trial bound just above its key (0.2 %
    above it, doubled with each failed trial, or the next triple's key if
    larger; never above the incumbent) rather than with the incumbent.  A
    run within a bound is exact whenever the optimum is below it (rule 3);
@@ -516,7 +519,7 @@ class Pricer:
         for k, ((p1, r1), (p, r)) in enumerate(zip(prev_pairs.tolist(), cur_pairs.tolist())):
             key = (l, (p1, r1), (p, r))
             got = self._items.get(key)
-            if got is None and (p1 > u1 or p > u) and not (self._dense[l] and r1 == r == 1):
+            if got is None and (p1 > u1 or p > u) and not self._dense[l]:
                 span = self._range(l, p1, r1, p, r)   # empty segments: the compressed problem
                 if span is None:
                     span = (0.0, 0.0, np.inf, np.inf)
@@ -550,7 +553,10 @@ class Pricer:
             self.stats["closed_form"] += int(need.sum())
             vals = tab[:, p1[:, None], p[None, :]]
             return np.where(need, vals[0], np.inf), np.where(need, vals[1], np.inf)
-        # every transition through its compressed problem (P' <= rows', P <= rows): a grid
+        # every transition through its compressed problem (P' <= rows', P <= rows): a grid;
+        # a dense consumer's transitions are priced exactly, empty segments or not (1b)
+        if self._dense[l]:
+            u1, u = max(u1, int(p1.max())), max(u, int(p.max()))
         c1, c = np.minimum(p1, u1), np.minimum(p, u)
         g1, i1 = np.unique(c1, return_inverse=True)
         g, j = np.unique(c, return_inverse=True)
@@ -735,7 +741,7 @@ class Pricer:
         """True when :meth:`item_matrix` (``lazy=True``) gave this transition the lower end
         of its range instead of its items (rule 5)."""
         key = (l, tuple(map(int, prev)), tuple(map(int, cur)))
-        if key in self._items or (self._dense[l] and key[1][1] == key[2][1] == 1):
+        if key in self._items or self._dense[l]:
             return False
         got = self._range(l, *key[1], *key[2])
         return got is not None and got[:2] != got[2:]
@@ -1803,7 +1809,7 @@ def _search_all(pricer: Pricer, configs, exhaustive: bool, max_threads, progress
 
 #: Relative step of the trial bounds of :func:`_search_pruned` above a triple's lower bound
 #: (speed only: any step gives the same answer).
-_STEP = 0.01
+_STEP = 0.002
 
 #: Growth of that step with each failed trial of the same triple (speed only).
 _GROWTH = 2.0
