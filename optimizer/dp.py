@@ -260,7 +260,8 @@ slack of 1e-9 so that rounding can never drop a tie):
    N_sample = sum_l c_l(s_l) with c_l(s) = node_l(s) + the activation part
    into s + the error part out of s.  Both parts grow with their item, so
    each is at least its value at the least item over every state of the
-   other layer and every replica count: a[P] = min over P' of rule 4's
+   other layer and every replica count: a[P] = min over P' (up to the
+   cluster's machines: no triple has more workers) of rule 4's
    bound on max A with the replica terms at their least (the mean bound
    (R sum(act) - min(min(R, R') row maxima, R column maxima)) / (R P) is
    smallest when min(R, R') = R, i.e. (sum - min(row maxima, column
@@ -653,7 +654,8 @@ class Pricer:
         replicas), e[P'] <= the item max E of every transition out of layer l-1 cut in P'
         into layer ``l`` (rule 11).
 
-        The least :meth:`item_bounds` over the other layer's states, with the replica
+        The least :meth:`item_bounds` over the other layer's states (P up to the
+        cluster's machines, or ``p_max`` if larger), with the replica
         terms at their least: the mean bound of :func:`_mean_bounds` is smallest when
         min(R, R') is largest, i.e. (sum - min(row maxima, column maxima)) / P, and the
         counting bound (R' = R = 1 only) is dropped.  For a dense consumer both terms
@@ -665,7 +667,10 @@ class Pricer:
             return got[0][:p_max + 1], got[1][:p_max + 1]
         size = self.grown(p_max, len(got[0]) - 1 if got is not None else 0)
         ps = np.arange(1, size + 1)
-        u1, u = self._units[l - 1], self._units[l]
+        # the other layer's P up to the cluster's machines (or any P asked for): no
+        # configuration has more workers
+        span = max(self.cluster.machines, size)
+        u1, u = min(self._units[l - 1], span), min(self._units[l], span)
         if self._dense[l]:
             s_tot = float(self.dnn.layers[l - 1].neurons)
             t_tot = float(self.dnn.layers[l].neurons)
@@ -673,6 +678,8 @@ class Pricer:
             _, n_i = self._size_stats(l - 1, ps)
             a = (s_tot * n_j - np.minimum(s_tot, n_j * s_tot)) / ps
             e = (n_i * t_tot - np.minimum(n_i * t_tot, t_tot)) / ps
+        elif self.cluster.machines < _FLOOR_MACHINES:  # speed only: 0 is a floor too
+            a, e = np.zeros(size), np.zeros(size)
         else:
             tab = self._lower.get(l)
             side = max(u1, u) + 1
@@ -838,6 +845,13 @@ class Pricer:
             workers = _greedy(aff)
             self._workers[key] = match_segments(aff) if workers is None else workers
         return self._workers[key]
+
+
+#: Machines from which :meth:`Pricer.transfer_floors` bounds the items of transitions
+#: into a layer that is not dense (every pair of segment counts, through the transfer
+#: matrices); below, those floors are 0, still lower bounds (speed only: on small
+#: clusters the matrices cost more than the tighter bounds save).
+_FLOOR_MACHINES = 256
 
 
 def _sums(matrix: np.ndarray) -> tuple[float, float, float]:
