@@ -151,7 +151,8 @@ slack of 1e-9 so that rounding can never drop a tie):
    needs the triples in increasing order of their bounds, not every
    bound.  :func:`quick_triple_bounds` gives, for all triples at once, a
    lower bound on each bound (per layer and range of R in [2^j, 2^(j+1)),
-   the least compute term over its R and every H plus the least read term
+   the least compute term over its R and every H, with each state's least
+   transfer charge over H (rule 11), plus the least read term
    at R = 2^j, the least over the ranges: the read term grows with R,
    since every copy of a replicated layer is read and M_w = M_w^min +
    ``mw_position`` (M_w^max - M_w^min) with both terms >= 0 and linear in
@@ -268,7 +269,9 @@ slack of 1e-9 so that rounding can never drop a tie):
    maxima)) / P; the counting bound, R' = R = 1 only, dropped), and e[P']
    alike over P; for a dense consumer both terms of each bound shrink as
    the other layer's largest segment grows, so the least is at one segment
-   (P' = 1, resp. P = 1), in closed form.  So c_l(s) >= node_l(s) +
+   (P' = 1, resp. P = 1), in closed form.  (On clusters of fewer than
+   ``_FLOOR_MACHINES`` machines the floors of transitions into a layer that
+   is not dense are taken as 0, also a floor: speed only.)  So c_l(s) >= node_l(s) +
    charge_l(s), the charge taking a and e in place of the items (the first
    layer receives no activation, the last sends no error terms), and for
    every plan T_epoch / N_sample >= sum_l min_s (node_l(s) + charge_l(s)):
