@@ -1181,23 +1181,33 @@ def _plain_greedy(ismax: np.ndarray, colmax: np.ndarray):
     return np.array(out, dtype=np.int64)
 
 
-def _items_of(act, err, workers, p1: int, r1: int, p: int, r: int) -> tuple[float, float]:
-    """max_p A(l, p) and max_p E(l-1, p), averaged over layer replicas, as the layer-wise
-    model counts them (:func:`perfmodel.layerwise.layer_costs`) for layer l-1 on worker
-    k = r' P' + p' (canonical) and layer l's segment (p, r) on ``workers[r P + p]``
-    (-1: a worker with nothing of layer l-1 that it reads or feeds)."""
+def _mapping_indices(workers, p1: int, r1: int, p: int, r: int) -> tuple:
+    """The index arrays of a mapping that :func:`_items_of` and :func:`_dense_items_of`
+    count over: layer l's segments (replica ``rr``, part ``pp``), whether each sits on a
+    worker of layer l-1 (``valid``, that worker's replica ``blk`` and part ``ii``), and
+    per worker of layer l-1 the segment on it (``on``, -1: none), its part ``ip`` and
+    whether that segment belongs to its replica (``has``)."""
     cols = np.arange(p * r)
     rr, pp = cols // p, cols % p
     valid = (workers >= 0) & (workers < p1 * r1)
     blk, ii = workers // p1, workers % p1
-    saved = np.where(valid & (blk == rr % r1), act[np.where(valid, ii, 0), pp], 0)
-    a_seg = act.sum(axis=0)[pp] - saved
-    a = a_seg.reshape(r, p).sum(axis=0) / r
     on = np.full(p1 * r1, -1, dtype=np.int64)
     on[workers[valid]] = cols[valid]
     k = np.arange(p1 * r1)
     rp, ip = k // p1, k % p1
     has = (on >= 0) & (on // p == rp % r)
+    return rr, pp, valid, blk, ii, on, ip, has
+
+
+def _items_of(act, err, workers, p1: int, r1: int, p: int, r: int) -> tuple[float, float]:
+    """max_p A(l, p) and max_p E(l-1, p), averaged over layer replicas, as the layer-wise
+    model counts them (:func:`perfmodel.layerwise.layer_costs`) for layer l-1 on worker
+    k = r' P' + p' (canonical) and layer l's segment (p, r) on ``workers[r P + p]``
+    (-1: a worker with nothing of layer l-1 that it reads or feeds)."""
+    rr, pp, valid, blk, ii, on, ip, has = _mapping_indices(workers, p1, r1, p, r)
+    saved = np.where(valid & (blk == rr % r1), act[np.where(valid, ii, 0), pp], 0)
+    a_seg = act.sum(axis=0)[pp] - saved
+    a = a_seg.reshape(r, p).sum(axis=0) / r
     saved_e = np.where(has, err[ip, np.where(on >= 0, on % p, 0)], 0)
     e_seg = err.sum(axis=1)[ip] - saved_e
     e = e_seg.reshape(r1, p1).sum(axis=0) / r1
@@ -1208,19 +1218,11 @@ def _dense_items_of(s, t, workers, p1: int, r1: int, p: int, r: int) -> tuple[fl
     """:func:`_items_of` for a dense consumer, whose activation matrix is s_i [t_p > 0] and
     error matrix [s_i > 0] t_p (:func:`perfmodel.partition.is_dense_pair`), without
     building either: the same integers, hence the same items."""
-    cols = np.arange(p * r)
-    rr, pp = cols // p, cols % p
-    valid = (workers >= 0) & (workers < p1 * r1)
-    blk, ii = workers // p1, workers % p1
+    rr, pp, valid, blk, ii, on, ip, has = _mapping_indices(workers, p1, r1, p, r)
     live = t > 0
     saved = np.where(valid & (blk == rr % r1), s[np.where(valid, ii, 0)] * live[pp], 0)
     a_seg = int(s.sum()) * live[pp] - saved
     a = a_seg.reshape(r, p).sum(axis=0) / r
-    on = np.full(p1 * r1, -1, dtype=np.int64)
-    on[workers[valid]] = cols[valid]
-    k = np.arange(p1 * r1)
-    rp, ip = k // p1, k % p1
-    has = (on >= 0) & (on // p == rp % r)
     full = s[ip] > 0
     saved_e = np.where(has, full * t[np.where(on >= 0, on % p, 0)], 0)
     e_seg = full * int(t.sum()) - saved_e
