@@ -68,16 +68,18 @@ The MVA's workers are statistically independent: at any population they
 are spread over their cycle as the product form says.  Async workers that
 start together and share a link fairly stay together instead (equal
 transfers sharing a processor-sharing link keep their gaps), and only TCP's
-unequal flow completion splits them, into sub-groups.  On the packet-level
-corpus (docs/validation.md) the groups that survive are about as many as the
-network holds without queueing: Kleinrock's saturation population
-``N* = (D + Z) / D_max`` (Lazowska et al. 1984, Sec. 5.2), with Z the
-compute of a step, D a step's service demand at all stations and D_max the
-largest at one station.  With ``AsyncMVA(convoys=True)`` K > N* workers
-move as N* groups of ``K / N*``: the MVA of N* workers each moving ``K / N*``
-times the bytes and updates (:func:`convoy_groups`; a fractional N* between
-its two whole neighbours, step times interpolated).  Up to N* workers
-nothing changes.
+unequal flow completion splits them, into sub-groups.  The rule here: no
+more groups survive than the network holds without queueing, Kleinrock's
+saturation population ``N* = (D + Z) / D_max`` (Lazowska et al. 1984, Sec.
+5.2), with Z the compute of a step, D a step's service demand at all
+stations and D_max the largest at one station.  With
+``AsyncMVA(convoys=True)`` K > N* workers move as N* groups of ``K / N*``:
+the MVA of N* workers each moving ``K / N*`` times the bytes and updates
+(:func:`convoy_groups`; a fractional N* between its two whole neighbours,
+step times interpolated).  Up to N* workers nothing changes.  On the
+packet-level corpus the rule fits one or two saturated servers and not three
+or four at 1 Gbps (docs/validation.md), so the model selection keeps it
+beside the MVA, not in its place.
 
 Examples
 --------
