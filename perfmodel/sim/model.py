@@ -438,6 +438,9 @@ class TraceSim:
     def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
         """Simulate ``config.n_replicas`` workers and summarize as an :class:`Estimate`.
 
+        A seeded run is a pure function of its inputs, so the last 16,384 are kept:
+        asking for one again (as fits and validations do) costs a lookup.
+
         Parameters
         ----------
         workload : Trace or Profile
