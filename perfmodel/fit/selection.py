@@ -1299,15 +1299,15 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling)
                          for i in plausible(scores, pick, evidence=evidence))
     others, lead, spans = alternatives, "the runs cannot tell {} apart: they", "spans them"
-    kept_out = [c for s, c in zip(scores, fitted)
-                if c is not None and s.valid and not s.prior and c is not fitted[pick]]
-    if kept_out and math.isinf(evidence):   # async from 1-2 workers: show the drift
-        others = [*alternatives, *kept_out]
-        lead = "whether the workers drift apart decides it: {}"
-        spans = "does not span the models the prior keeps out"
-        if alternatives:
+    if math.isinf(evidence):   # async from 1-2 workers: name the drift the prior keeps out
+        kept_out = [c for s, c in zip(scores, fitted)
+                    if c is not None and s.valid and not s.prior and c is not fitted[pick]]
+        if kept_out:
+            others = [*alternatives, *kept_out]
+            lead = "whether the workers drift apart decides it: {}"
             spans = (f"spans {', '.join(a.name for a in alternatives)}, not the models the "
-                     f"prior keeps out")
+                     f"prior keeps out" if alternatives
+                     else "does not span the models the prior keeps out")
     suggestion = suggest_run(fitted[pick], others, profile, cluster, ms) if others else None
     if suggestion is not None:
         k, gap, names = suggestion
