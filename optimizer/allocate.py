@@ -100,6 +100,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from perfmodel._callable import make_callable
 from perfmodel.errors import Infeasible, PerfModelError, SpecError
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config
@@ -1024,3 +1025,6 @@ def _run_relaxed(problem: _Problem, objective: str, solver: str | None,
     alloc, bound, meta["lp_value"] = _relaxed(problem, objective, meta["solver"])
     meta["relaxed_seconds"] = time.perf_counter() - t0
     return alloc, _score(problem, alloc, objective), bound
+
+
+make_callable(__name__, allocate)   # optimizer.allocate(...) is allocate(...): perfmodel._callable

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from perfmodel._callable import make_callable
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.floors import below_floor, config_floor, config_floors
 from perfmodel.interface import BatchEstimate, ConfigBatch
@@ -446,3 +447,6 @@ def _efficiency_floor(model, workload, cluster: Cluster, servers: str,
         raise SpecError("min_efficiency", f"must be in (0, 1], got {min_efficiency!r}")
     single = Config(n_replicas=1, n_ps=1 if servers == "ps" else 0)
     return min_efficiency * model.estimate(workload, cluster, single).throughput
+
+
+make_callable(__name__, search)   # optimizer.search(...) is search(...): see perfmodel._callable

@@ -63,3 +63,38 @@ def test_old_name_is_the_new_object(old, name, new):
 def test_every_old_public_name_is_still_there(old):
     module = importlib.import_module(old)
     assert module.__all__ and all(hasattr(module, name) for name in module.__all__)
+
+
+@pytest.mark.parametrize("package,name", [("optimizer", "search"), ("optimizer", "allocate"),
+                                          ("perfmodel.placement", "place")])
+def test_package_names_are_the_modules_and_call_their_function(package, name):
+    import inspect
+    import types
+
+    parent = importlib.import_module(package)
+    module = importlib.import_module(f"{package}.{name}")
+    function = name
+    assert getattr(parent, name) is module   # not a function hiding the module
+    assert isinstance(module, types.ModuleType)
+    assert inspect.signature(module) == inspect.signature(getattr(module, function))
+    seen = []
+    original = module.__main_function__
+    try:
+        module.__main_function__ = lambda *a, **k: seen.append((a, k)) or "called"
+        assert getattr(parent, name)(1, key=2) == "called"
+    finally:
+        module.__main_function__ = original
+    assert seen == [((1,), {"key": 2})]
+
+
+def test_search_module_and_function_agree():
+    import optimizer
+    from optimizer.search import search
+    from perfmodel.coarse import SyncCoarse
+    from perfmodel.specs import Cluster, Profile
+
+    profile = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2)
+    cluster = Cluster(machines=8, nic_bandwidth="1GB/s")
+    via_module = optimizer.search(SyncCoarse(), profile, cluster, machines=8)
+    assert via_module.best.config == search(SyncCoarse(), profile, cluster, machines=8).best.config
+    assert optimizer.search.SEARCH_OBJECTIVES == ("throughput", "time", "cost")

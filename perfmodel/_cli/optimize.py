@@ -5,9 +5,9 @@ The CLI is the only part of perfmodel that imports the optimizer.
 
 from __future__ import annotations
 
-from optimizer import search
 from optimizer.dp import optimize, useful_triples
 from optimizer.rank import rank_configs, space_spread
+from optimizer.search import search
 from optimizer.space import model_parallelism_limit
 
 from .common import (

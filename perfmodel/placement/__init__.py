@@ -33,6 +33,7 @@ Jain, Kumar, Mao, "Characterizing Distributed Deep Learning Training Performance
 in Datacenters": Algorithm 1, Sec. 4.1-4.4, Sec. 5.
 """
 
+from . import place  # the module, callable as its function place (perfmodel._callable)
 from .distributions import (
                             Constant,
                             Distribution,
@@ -64,10 +65,6 @@ from .optimize import (
                             max_link_load,
                             optimize_placement,
 )
-
-# the function `place` shadows its module `place` here (as the package's attribute);
-# the module stays importable as `perfmodel.placement.place` in `from ... import`.
-from .place import place
 from .strategies import STRATEGIES, Placement, clustered, colocated, random_placement, strided
 from .topology import (
                             PAPER_BANDWIDTH,

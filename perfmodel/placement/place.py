@@ -33,6 +33,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from .. import _validate as _v
+from .._callable import make_callable
 from .optimize import optimize_placement
 from .strategies import STRATEGIES, Placement, clustered, colocated, random_placement, strided
 from .topology import Topology
@@ -98,3 +99,6 @@ def place(topology: Topology, strategy: str, jobs: int, workers: int, seed=0) ->
     """
     _v.choice("strategy", strategy, tuple(PLACEMENT_FUNCTIONS))
     return PLACEMENT_FUNCTIONS[strategy](topology, jobs, workers, seed)
+
+
+make_callable(__name__, place)   # perfmodel.placement.place(...) is place(...)
