@@ -12,8 +12,9 @@ from perfmodel.cli import main
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
 from perfmodel.fit.level import SLOWDOWNS, Leveled, leveled
-from perfmodel.fit.selection import LEVELED, default_candidates, select_model
+from perfmodel.fit.selection import LEVELED, default_candidates, levels_on, select_model
 from perfmodel.measurements import Measurement
+from perfmodel.queueing import AsyncMVA
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config
 
@@ -63,9 +64,30 @@ def test_on_a_loss_free_link_the_fair_sync_candidates_fit_their_level():
                 assert list(cands[name].grid) == ["slowdown"]
                 assert cands[name].exact_links == ()
         assert not isinstance(cands["sync-fcfs"].model, Leveled)
-    leveled_async = [c.name for c in default_candidates("async", simulate=True, leveled=True)
-                     if isinstance(c.model, Leveled)]
-    assert leveled_async == list(LEVELED["async"]) == ["async-mva", "async-convoy"]
+    for lossy in (False, None, True):   # async: by its level on any link
+        leveled_async = [c.name for c in default_candidates("async", simulate=True, lossy=lossy,
+                                                            leveled=True)
+                         if isinstance(c.model, Leveled)]
+        assert leveled_async == list(LEVELED["async"]) == ["async-mva", "async-convoy"], lossy
+
+
+def test_levels_on_loss_free_links_and_for_async_on_any():
+    assert [levels_on(m, lossy) for m in ("sync", "async") for lossy in (False, None, True)] \
+        == [True, False, False, True, True, True]
+
+
+def test_a_lossy_async_selection_fits_the_mva_by_its_level():
+    """An async job on a lossy link: the MVA answers calibrated by its level (no
+    timeout probability among its fitted values)."""
+    truth = Leveled(AsyncMVA(), 1.15)
+    runs = [Measurement(k, 1, CLUSTER.nic_bandwidth,
+                        truth.estimate(PROFILE, CLUSTER, Config(n_replicas=k, mode="async"))
+                        .throughput, PROFILE.batch_size, "async") for k in (1, 2)]
+    sel = select_model(PROFILE, CLUSTER, runs, mode="async", lossy=True)
+    assert sel.chosen.name == "async-mva"
+    assert isinstance(sel.chosen.model, Leveled)
+    assert sel.chosen.model.slowdown == pytest.approx(1.15)
+    assert "timeout_probability" not in sel.chosen.overrides
 
 
 def test_runs_slower_than_eq7_by_a_constant_factor_are_predicted_at_every_size():

@@ -25,6 +25,7 @@ from perfmodel.fit.selection import (
     contention_free_throughput,
     default_candidates,
     extrapolated_halfwidth,
+    incast_throughput,
     interval_halfwidth,
     select_model,
 )
@@ -541,6 +542,54 @@ def test_async_interval_reaches_the_contention_free_bound_on_several_servers(job
     sync = select_model(profile, cluster, [Measurement(k, 4, cluster.nic_bandwidth, SyncCoarse(
         ).estimate(profile, cluster, Config(n_replicas=k, n_ps=4)).throughput) for k in (1, 2)])
     assert not sync.chosen.reach_contention_free
+
+
+def test_incast_throughput_adds_one_timeout_to_the_step_by_hand():
+    est = Estimate.from_phases({"compute": 0.3, "comm": 0.2}, 8)   # 16 samples/s
+    assert incast_throughput(est, 0.2) == pytest.approx(8 / 0.7)
+    assert incast_throughput(est, 1.0) == pytest.approx(8 / 1.5)
+    with pytest.raises(SpecError, match="retransmit_timeout"):
+        incast_throughput(est, 0.0)
+
+
+def _sync_runs(profile, cluster, workers):
+    return [Measurement(k, 1, cluster.nic_bandwidth, SyncCoarse().estimate(
+        profile, cluster, Config(n_replicas=k)).throughput) for k in workers]
+
+
+@pytest.mark.parametrize("lossy", [True, None])
+def test_sync_interval_on_a_lossy_link_reaches_one_timeout_a_step(job, lossy):
+    """Beyond the runs the bottom of a sync interval on a link that may drop packets is
+    at most the speed with one RTO in every step; at the runs' own sizes it is not."""
+    profile, cluster = job
+    cluster = cluster.replace(retransmit_timeout=1.0)
+    chosen = select_model(profile, cluster, _sync_runs(profile, cluster, (1, 2)),
+                          lossy=lossy).chosen
+    assert chosen.incast and "retransmission timeout a step beyond 2 workers" in chosen.why
+    calibrated = cluster.replace(**dict(chosen.overrides))
+    for k in (4, 8, 16):
+        est = chosen.estimate(profile, cluster, Config(n_replicas=k))
+        floor = est.throughput * est.step_time / (est.step_time + 1.0)
+        assert est.throughput_interval[0] == pytest.approx(
+            min(floor, est.throughput * math.exp(-chosen.halfwidth_at(k))), rel=1e-9)
+        assert est.throughput_interval[0] <= floor * (1 + 1e-12)
+        assert incast_throughput(est, calibrated.retransmit_timeout) == pytest.approx(floor)
+    at_two = chosen.estimate(profile, cluster, Config(n_replicas=2))
+    assert at_two.throughput_interval[0] > at_two.throughput * at_two.step_time / (
+        at_two.step_time + 1.0)
+
+
+def test_no_incast_reach_on_a_loss_free_link_or_for_async(job):
+    profile, cluster = job
+    loss_free = select_model(profile, cluster, _sync_runs(profile, cluster, (1, 2)))
+    assert not loss_free.chosen.incast and "retransmission timeout a step" not in \
+        loss_free.chosen.why
+    est = loss_free.chosen.estimate(profile, cluster, Config(n_replicas=16))
+    h = loss_free.chosen.halfwidth_at(16)
+    assert est.throughput_interval[0] == pytest.approx(est.throughput * math.exp(-h), rel=1e-9)
+    lossy_async = select_model(profile, cluster, _async_runs(profile, cluster, 1, (1, 2)),
+                               lossy=True)
+    assert not lossy_async.chosen.incast
 
 
 @dataclasses.dataclass(frozen=True)

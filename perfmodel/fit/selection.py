@@ -105,7 +105,12 @@ Regime validity (named options of :func:`select_model`)
   values in the band ordered nearest first
   (:func:`~perfmodel.fit.timeouts.with_timeout_band`); the means then fit the
   efficiency.  On the ns-3 matrix this is a large improvement on the sync
-  lossy regimes (docs/validation.md).
+  lossy regimes (docs/validation.md).  An async job is the exception: its
+  MVA is calibrated by its level on a lossy link as on a loss-free one
+  (:func:`levels_on`): without a barrier a worker's stall holds back that
+  worker alone while the others keep the links busy, so what one or two
+  runs show is a slowdown of every cycle, not a stall a sync step would
+  expose whole.
 * A candidate outside its regime is chosen only when no candidate is valid.
 
 Error bars
@@ -158,6 +163,16 @@ bound instead of widening with the workers (:func:`contention_free_throughput`,
 the asymptotic bound of a closed network: K times one worker alone, or what
 the servers' links carry); below, it widens as above.
 
+A sync job on a link that drops packets (``lossy`` True or unknown) can
+collapse as its workers grow: their transfers meet at a server's port at
+once, overflow a shallow switch buffer, and a flow that loses its tail waits
+for a retransmission timeout, during which the barrier holds every worker
+(TCP incast; Phanishayee et al. 2008).  Runs at one or two workers need not
+show it, and where it sets in depends on the buffer, the windows and the
+fan-in, none of which they give.  Beyond the calibration runs the bottom of
+such an interval reaches :func:`incast_throughput`, the speed with one
+timeout in every step.
+
 When the candidate's own estimate carries an interval (GST percentiles, a
 simulator's replications) the two are joined (the wider on each side), and
 the interval reaches the predictions of the ``alternatives`` (the models the
@@ -175,6 +190,11 @@ Distributed Deep Neural Network Training with Parameter Server. 2023
 
 Barber, Candes, Ramdas, Tibshirani, "Predictive inference with the
 jackknife+", Ann. Statist. 49(1), 2021.
+
+Phanishayee, Krevat, Vasudevan, Andersen, Ganger, Gibson, Seshan,
+"Measurement and analysis of TCP throughput collapse in cluster-based
+storage systems", USENIX FAST 2008 (incast: a barrier-synchronized request
+waits for one timeout of the minimum RTO).
 """
 
 from __future__ import annotations
@@ -205,10 +225,11 @@ from .timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_
 
 __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "plausible",
            "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS", "LEVELED", "level_candidate",
-           "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level",
+           "levels_on", "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level",
            "ModelCandidate", "candidate_grid", "variant_candidate", "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "contention_free_throughput",
+           "incast_throughput",
            "ASYNC_EVIDENCE_WORKERS", "Calibrated",
            "Score", "Selection", "choose", "validity", "calibrate_candidate", "select_model"]
 
@@ -438,10 +459,11 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
         there are more points than the other tunables; False (default, the
         papers' loss-free link): q stays 0.
     leveled : bool
-        On a loss-free link, calibrate the candidates of :data:`LEVELED` (sync:
-        the fair-sharing ones; async: the MVA) by their level instead of their
-        tunables (:func:`level_candidate`): what runs at one or two worker
-        counts can determine (:mod:`perfmodel.fit.level`).
+        On a loss-free link (async: on any link, :func:`levels_on`), calibrate
+        the candidates of :data:`LEVELED` (sync: the fair-sharing ones; async:
+        the MVA) by their level instead of their tunables
+        (:func:`level_candidate`): what runs at one or two worker counts can
+        determine (:mod:`perfmodel.fit.level`).
 
     Returns
     -------
@@ -461,9 +483,15 @@ def default_candidates(mode: str = "sync", *, overlap: bool = False,
     sim = _simulation_options(sim_steps, sim_warmup, replications, server_cpu, lossy)
     cands = _registry_candidates("selection", mode, overlap, simulate, lossy=lossy,
                                  simulation=sim, blocks=blocks, trace=trace)
-    if leveled and lossy is False:
+    if leveled and levels_on(mode, lossy):
         cands = [level_candidate(c) if c.name in LEVELED[mode] else c for c in cands]
     return tuple(cands)
+
+
+def levels_on(mode: str, lossy: bool | None) -> bool:
+    """Whether the candidates of :data:`LEVELED` may be calibrated by their level: on a
+    loss-free link, and for an async job on any link (module notes, lossy links)."""
+    return lossy is False or mode == "async"
 
 
 def calibrated_by_level(calibration: str, workers) -> bool:
@@ -699,6 +727,27 @@ def contention_free_throughput(model, workload, cluster: Cluster, config: Config
     return min(config.n_replicas * one, per_link)
 
 
+def incast_throughput(estimate: Estimate, retransmit_timeout: float) -> float:
+    """Samples/s of a sync ``estimate`` with one retransmission timeout in every step.
+
+    TCP incast (Phanishayee et al., USENIX FAST 2008): when a step's transfers
+    overflow a switch buffer, a flow that loses its last segments has no
+    duplicate ACKs to recover with and waits ``retransmit_timeout``, and the
+    barrier makes every worker wait with it.  One timeout a step is the
+    collapse they measured; the models on a lossy link draw a timeout per
+    message with a fixed probability instead, which runs at few workers fit.
+
+    Examples
+    --------
+    >>> from perfmodel.result import Estimate
+    >>> est = Estimate.from_phases({"compute": 0.3, "comm": 0.2}, 8)   # 8 samples a 0.5 s step
+    >>> incast_throughput(est, 1.0)                  # 8 samples a 1.5 s step
+    5.333333333333333
+    """
+    _v.scalar("retransmit_timeout", retransmit_timeout, positive=True)
+    return estimate.throughput * estimate.step_time / (estimate.step_time + retransmit_timeout)
+
+
 # --------------------------------------------------------------------------
 # The calibrated model
 # --------------------------------------------------------------------------
@@ -741,6 +790,11 @@ class Calibrated:
         workers: the calibration runs never had more workers than servers, so
         they cannot show how much the workers queue at the servers (see the
         module docstring).
+    incast : bool
+        Below the prediction, a sync estimate beyond ``calibration_workers``
+        reaches :func:`incast_throughput` on the calibrated cluster's
+        ``retransmit_timeout`` (the link may drop packets: see the module
+        notes).
     ceiling : perfmodel.operational.UtilizationCeiling or None
         The CPU ceiling of the calibration runs (:func:`cpu_ceiling`); a sync
         estimate above it is slowed to it (``bottleneck = "cpu_ceiling"``,
@@ -765,6 +819,7 @@ class Calibrated:
     growth: float | None = None
     mode: str = "sync"
     reach_contention_free: bool = False
+    incast: bool = False
     ceiling: Any = None
     alternatives: tuple = ()
 
@@ -813,6 +868,10 @@ class Calibrated:
             high = max(est.throughput * math.exp(self.halfwidth),
                        contention_free_throughput(self.model, workload, calibrated, config))
             source += " below, the contention-free bound above"
+        if (self.incast and config.mode == "sync" and self.calibration_workers is not None
+                and config.n_replicas > self.calibration_workers):
+            low = min(low, incast_throughput(est, calibrated.retransmit_timeout))
+            source += ", one retransmission timeout a step below"
         if est.throughput_interval is not None:
             low, high = min(low, est.throughput_interval[0]), max(high, est.throughput_interval[1])
             source += " joined with " + str(est.meta.get("interval_source", "the model's own"))
@@ -1212,10 +1271,10 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     calibration : {"auto", "level", "tunables"}
         How the default candidates of :data:`LEVELED` (sync: eq. 7 and the
         simulator with fair sharing; async: the MVA) are calibrated on a
-        loss-free link (``lossy=False``): ``"level"``, one slowdown of every
-        step (:mod:`perfmodel.fit.level`); ``"tunables"``, their tunables (the
-        link efficiency, with the update growth for eq. 7 and rho_T for the
-        MVA); ``"auto"`` (default): the level when the runs' worker
+        loss-free link (``lossy=False``; async: on any link, :func:`levels_on`):
+        ``"level"``, one slowdown of every step (:mod:`perfmodel.fit.level`);
+        ``"tunables"``, their tunables (the link efficiency, with the update
+        growth for eq. 7 and rho_T for the MVA); ``"auto"`` (default): the level when the runs' worker
         counts span less than a factor :data:`SHAPE_SPAN` (1 and 2 workers:
         they fix a level, not how the step grows with the workers), else the
         tunables (:func:`calibrated_by_level`).
@@ -1318,8 +1377,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += ("; on 2 or more servers the interval reaches up to the contention-free bound "
                 "(no run on 2 or more servers had more workers than servers, so none shows "
                 "how much the workers queue there)")
+    incast = mode == "sync" and lossy is not False
+    if incast:
+        why += (f"; on a link that may drop packets the interval reaches down to one "
+                f"retransmission timeout a step beyond {max(m.workers for m in ms)} workers "
+                f"(TCP incast, which the runs need not show)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
-                                 mode=mode, reach_contention_free=reach,
+                                 mode=mode, reach_contention_free=reach, incast=incast,
                                  ceiling=ceiling, alternatives=alternatives)
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,

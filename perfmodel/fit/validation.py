@@ -109,6 +109,7 @@ from .selection import (
     extrapolated_halfwidth,
     interval_halfwidth,
     level_candidate,
+    levels_on,
     matrix_candidates,
     validity,
 )
@@ -642,7 +643,8 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
                              lossy=lossy)
         # select_model's default on these runs: the models of LEVELED fitted by their level
         # (its calibration="auto"); the tunable-fitted ones are still reported
-        by_level = not lossy and calibrated_by_level("auto", [m.workers for m in train])
+        by_level = (levels_on(first.mode, lossy)
+                    and calibrated_by_level("auto", [m.workers for m in train]))
         leveled = LEVELED[first.mode] if by_level else ()
         models.update({f"{n} (level)": level_candidate(models[n]) for n in leveled
                        if n in models})
