@@ -96,3 +96,15 @@ def test_a_per_layer_profile_without_overlap_answers_as_the_coarse_one():
     layered = evaluate_regime(rows, layers=True)
     assert layered.chosen == coarse.chosen
     assert layered.mean_error == pytest.approx(coarse.mean_error, rel=0.02)
+
+
+@pytest.mark.parametrize("buffer, lossy", [("shallow", True), ("deep", False)])
+def test_the_user_says_whether_the_switches_may_drop_packets(buffer, lossy):
+    """Shallow-buffer regimes are given lossy=True (a sync interval then reaches one
+    timeout a step beyond the runs); deep ones the loss-free default."""
+    rows = next(rs for rs in BY_REGIME.values() if rs[0]["buffer"] == buffer
+                and rs[0]["mode"] == "sync" and len(rs) == 8)
+    result = evaluate_regime(rows, simulate=False)
+    assert ("retransmission timeout a step" in result.why) == lossy
+    told = evaluate_regime(rows, simulate=False, lossy=not lossy)   # an explicit option wins
+    assert ("retransmission timeout a step" in told.why) == (not lossy)

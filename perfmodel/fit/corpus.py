@@ -4,7 +4,9 @@ Each regime of the corpus (:mod:`perfmodel.placement.ns3_corpus`) is one job
 on one network, run at 1 to 16 workers.  What a user does is replayed: the
 runs at :data:`TRAIN_WORKERS` are the measurements given to
 :func:`~perfmodel.fit.selection.select_model` (the job's mode, overlap and
-compute spread known; the link's sharing and losses not), and the chosen,
+compute spread known, and whether the switches may drop packets: ``lossy``
+on the shallow-buffer regimes, as an operator knows a shallow-buffer fabric
+from a deep or lossless one; not how the link shares), and the chosen,
 calibrated model predicts every other worker count.  Every candidate's own
 calibrated errors are kept too, to design rules with.
 
@@ -142,6 +144,7 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     train = [m for m in ms if m.workers in train_workers]
     test = [m for m in ms if m.workers not in train_workers]
     test_rows = [r for r in rows if int(r["workers"]) not in train_workers]
+    options.setdefault("lossy", first["buffer"] == "shallow")
     selection = select_model(given, cluster, train, mode=first["mode"], overlap=overlap,
                              simulate=simulate, **options)
     meas = np.array([m.throughput for m in test])
