@@ -557,14 +557,13 @@ def _sync_runs(profile, cluster, workers):
         profile, cluster, Config(n_replicas=k)).throughput) for k in workers]
 
 
-@pytest.mark.parametrize("lossy", [True, None])
-def test_sync_interval_on_a_lossy_link_reaches_one_timeout_a_step(job, lossy):
-    """Beyond the runs the bottom of a sync interval on a link that may drop packets is
+def test_sync_interval_on_a_lossy_link_reaches_one_timeout_a_step(job):
+    """Beyond the runs the bottom of a sync interval on a link that drops packets is
     at most the speed with one RTO in every step; at the runs' own sizes it is not."""
     profile, cluster = job
     cluster = cluster.replace(retransmit_timeout=1.0)
     chosen = select_model(profile, cluster, _sync_runs(profile, cluster, (1, 2)),
-                          lossy=lossy).chosen
+                          lossy=True).chosen
     assert chosen.incast and "retransmission timeout a step beyond 2 workers" in chosen.why
     calibrated = cluster.replace(**dict(chosen.overrides))
     for k in (4, 8, 16):
@@ -579,9 +578,11 @@ def test_sync_interval_on_a_lossy_link_reaches_one_timeout_a_step(job, lossy):
         at_two.step_time + 1.0)
 
 
-def test_no_incast_reach_on_a_loss_free_link_or_for_async(job):
+@pytest.mark.parametrize("lossy", [False, None])
+def test_no_incast_reach_on_a_loss_free_link_or_for_async(job, lossy):
     profile, cluster = job
-    loss_free = select_model(profile, cluster, _sync_runs(profile, cluster, (1, 2)))
+    loss_free = select_model(profile, cluster, _sync_runs(profile, cluster, (1, 2)),
+                             lossy=lossy)
     assert not loss_free.chosen.incast and "retransmission timeout a step" not in \
         loss_free.chosen.why
     est = loss_free.chosen.estimate(profile, cluster, Config(n_replicas=16))

@@ -10,6 +10,7 @@ correction in ``forkjoin``) and meant to compare rules with each other.
 
     python docs/experiments/corpus_probes.py forkjoin   # async: servers as a fork-join
     python docs/experiments/corpus_probes.py fade       # sync: misfit fading beyond P
+    python docs/experiments/corpus_probes.py offset     # sync: the gap added, not multiplied
     python docs/experiments/corpus_probes.py blend      # async: lock-step to MVA
     python docs/experiments/corpus_probes.py groups     # async: convoys beyond saturation
     python docs/experiments/corpus_probes.py convoy     # ns-3: c087 without jitter
@@ -143,6 +144,27 @@ def fade() -> None:
     report(errors)
 
 
+def offset() -> None:
+    """Sync: the 1- and 2-worker gap as one slowdown of every step (the level, default) or
+    as a fixed time added to every step (an offset: a per-step overhead that does not grow
+    with the workers), for eq. 7 and the simulator with fair sharing."""
+    errors = collections.defaultdict(lambda: collections.defaultdict(list))
+    names = ["sync-ps", "sim-ps"]
+    for rows in regimes("sync"):
+        batch = int(rows[0]["batch_size"])
+        meas = {int(r["workers"]): float(r["throughput"]) for r in rows}
+        for name, r in zip(names, zip(*ratios(rows, names).values())):
+            step = {k: k * batch * v / meas[k] for k, v in zip(sorted(meas), r)}   # predicted
+            seen = {k: k * batch / meas[k] for k in meas}
+            slowdown = np.mean([seen[k] / step[k] for k in (1, 2)])
+            extra = np.mean([seen[k] - step[k] for k in (1, 2)])
+            for rule, pred in (("level", {k: v * slowdown for k, v in step.items()}),
+                               ("offset", {k: v + extra for k, v in step.items()})):
+                errors[f"{name}, {rule}"][rows[0]["split"]].append(float(np.mean(
+                    [abs(seen[k] / pred[k] - 1) for k in meas if k >= 3])))
+    report(errors)
+
+
 def blend() -> None:
     """Async: the geometric blend ``lockstep ** (1 - w) * mva ** w`` of the lock-step model
     and the MVA (w = 1: the MVA alone)."""
@@ -198,5 +220,5 @@ def convoy(name: str = "c087") -> None:
 
 
 if __name__ == "__main__":
-    {"forkjoin": forkjoin, "fade": fade, "blend": blend, "groups": groups,
+    {"forkjoin": forkjoin, "fade": fade, "offset": offset, "blend": blend, "groups": groups,
      "convoy": convoy}[sys.argv[1]]()

@@ -163,7 +163,7 @@ bound instead of widening with the workers (:func:`contention_free_throughput`,
 the asymptotic bound of a closed network: K times one worker alone, or what
 the servers' links carry); below, it widens as above.
 
-A sync job on a link that drops packets (``lossy`` True or unknown) can
+A sync job on a link that drops packets (``lossy=True``) can
 collapse as its workers grow: their transfers meet at a server's port at
 once, overflow a shallow switch buffer, and a flow that loses its tail waits
 for a retransmission timeout, during which the barrier holds every worker
@@ -171,7 +171,9 @@ for a retransmission timeout, during which the barrier holds every worker
 show it, and where it sets in depends on the buffer, the windows and the
 fan-in, none of which they give.  Beyond the calibration runs the bottom of
 such an interval reaches :func:`incast_throughput`, the speed with one
-timeout in every step.
+timeout in every step.  Not when the losses are unknown (``lossy=None``):
+on a deep-buffer or lossless fabric that bottom would be width without
+cause, and a user who knows their switches drop packets says so.
 
 When the candidate's own estimate carries an interval (GST percentiles, a
 simulator's replications) the two are joined (the wider on each side), and
@@ -793,7 +795,7 @@ class Calibrated:
     incast : bool
         Below the prediction, a sync estimate beyond ``calibration_workers``
         reaches :func:`incast_throughput` on the calibrated cluster's
-        ``retransmit_timeout`` (the link may drop packets: see the module
+        ``retransmit_timeout`` (the link drops packets: see the module
         notes).
     ceiling : perfmodel.operational.UtilizationCeiling or None
         The CPU ceiling of the calibration runs (:func:`cpu_ceiling`); a sync
@@ -1377,9 +1379,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += ("; on 2 or more servers the interval reaches up to the contention-free bound "
                 "(no run on 2 or more servers had more workers than servers, so none shows "
                 "how much the workers queue there)")
-    incast = mode == "sync" and lossy is not False
+    incast = mode == "sync" and lossy is True
     if incast:
-        why += (f"; on a link that may drop packets the interval reaches down to one "
+        why += (f"; on a link that drops packets the interval reaches down to one "
                 f"retransmission timeout a step beyond {max(m.workers for m in ms)} workers "
                 f"(TCP incast, which the runs need not show)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
