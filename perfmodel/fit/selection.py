@@ -1245,6 +1245,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     lossy : bool or None
         For the default candidates: the link drops packets (True), does not
         (False, default) or unknown (None); see :func:`default_candidates`.
+        With True, beyond the runs the bottom of a sync job's interval
+        reaches one retransmission timeout a step (:func:`incast_throughput`).
         Unless False, measurements with a ``step_time_std`` hold every
         candidate's timeout probability within ``timeout_band`` of the one
         the step times imply
@@ -1276,10 +1278,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         loss-free link (``lossy=False``; async: on any link, :func:`levels_on`):
         ``"level"``, one slowdown of every step (:mod:`perfmodel.fit.level`);
         ``"tunables"``, their tunables (the link efficiency, with the update
-        growth for eq. 7 and rho_T for the MVA); ``"auto"`` (default): the level when the runs' worker
-        counts span less than a factor :data:`SHAPE_SPAN` (1 and 2 workers:
-        they fix a level, not how the step grows with the workers), else the
-        tunables (:func:`calibrated_by_level`).
+        growth for eq. 7 and rho_T for the MVA); ``"auto"`` (default): the
+        level when the runs' worker counts span less than a factor
+        :data:`SHAPE_SPAN` (1 and 2 workers: they fix a level, not how the
+        step grows with the workers), else the tunables
+        (:func:`calibrated_by_level`).
 
     Returns
     -------
@@ -1381,9 +1384,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                 "how much the workers queue there)")
     incast = mode == "sync" and lossy is True
     if incast:
-        why += (f"; on a link that drops packets the interval reaches down to one "
+        why += ("; on a link that drops packets the interval reaches down to one "
                 f"retransmission timeout a step beyond {max(m.workers for m in ms)} workers "
-                f"(TCP incast, which the runs need not show)")
+                "(TCP incast, which the runs need not show)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
                                  mode=mode, reach_contention_free=reach, incast=incast,
                                  ceiling=ceiling, alternatives=alternatives)
