@@ -14,8 +14,9 @@ correction in ``forkjoin``) and meant to compare rules with each other.
     python docs/experiments/corpus_probes.py blend      # async: lock-step to MVA
     python docs/experiments/corpus_probes.py groups     # async: convoys beyond saturation
     python docs/experiments/corpus_probes.py convoy     # ns-3: c087 without jitter
+    python docs/experiments/corpus_probes.py dip        # ns-3: c053 with and without jitter
 
-``convoy`` runs ns-3 (the ``ns3`` extra, about a minute).
+``convoy`` and ``dip`` run ns-3 (the ``ns3`` extra, about a minute each).
 """
 
 import collections
@@ -25,13 +26,21 @@ import sys
 import numpy as np
 
 from perfmodel import zoo
+from perfmodel.coarse import SyncCoarse
 from perfmodel.fit.corpus import MIN_RTO, _measurements
 from perfmodel.fit.selection import default_candidates
 from perfmodel.measurements import measured_cluster, measured_profile
 from perfmodel.placement import ns3_corpus
-from perfmodel.placement.ns3_corpus import CORPUS_PATH, read_rows
+from perfmodel.placement.ns3_corpus import (
+    CORPUS_PATH,
+    CORPUS_STEPS,
+    CORPUS_WARMUP,
+    JITTER_CV,
+    read_rows,
+)
+from perfmodel.placement.ns3_job import _compute_factors
 from perfmodel.queueing import async_throughput, convoy_groups, saturation_workers
-from perfmodel.specs import Cluster
+from perfmodel.specs import Cluster, Config
 
 GOODPUT = 1448 / 1502   # TCP/IP headers of the corpus's segments
 
@@ -208,6 +217,28 @@ def groups() -> None:
     report(errors)
 
 
+def dip(name: str = "c053") -> None:
+    """ns-3: does sync on P servers dip at K = P workers without compute jitter, and how far
+    is the regime's own compute sample from its mean (its first worker's measured steps)?"""
+    regime = next(r for r in ns3_corpus.design() if r["regime"] == name)
+    profile, t_update = ns3_corpus._job(regime)
+    cluster = Cluster(machines=40, nic_bandwidth=regime["bandwidth_gbps"] * 1.25e8,
+                      link_efficiency=GOODPUT)
+    for jitter in (regime["jitter"], "none"):
+        for p in (1, regime["n_ps"]):
+            for k in (1, 2, 4, 8):
+                run = ns3_corpus.regime_run(dict(regime, jitter=jitter, n_ps=p), k)
+                model = SyncCoarse(sharing="ps").estimate(
+                    profile.replace(t_update=t_update), cluster, Config(n_replicas=k, n_ps=p))
+                print(f"{name}, jitter {jitter}, {p} servers, {k} workers: ns-3 at "
+                      f"{run.throughput / model.throughput:.3f} of the physical model")
+    factors = _compute_factors(JITTER_CV[regime["jitter"]], 1, 40, int(name[1:]),
+                               regime["jitter"])[0]
+    window = factors[CORPUS_WARMUP:CORPUS_WARMUP + CORPUS_STEPS]
+    print(f"{name}: the first worker's compute factor over its measured steps, mean "
+          f"{window.mean():.3f} (the distribution's: 1)")
+
+
 def convoy(name: str = "c087") -> None:
     """ns-3 on a fair-queued 1 Gbps link with constant compute: do async workers that
     start together stay together (processor sharing keeps equal transfers' gaps)?"""
@@ -221,4 +252,4 @@ def convoy(name: str = "c087") -> None:
 
 if __name__ == "__main__":
     {"forkjoin": forkjoin, "fade": fade, "offset": offset, "blend": blend, "groups": groups,
-     "convoy": convoy}[sys.argv[1]]()
+     "convoy": convoy, "dip": dip}[sys.argv[1]]()

@@ -12,7 +12,8 @@ Three panels from the committed ns-3 corpus and the user's path (the 1- and
   (:func:`perfmodel.fit.selection.incast_throughput`): where the runs
   collapse (TCP incast) they sit near it;
 * sync, loss-free, several servers: measured over predicted against K / P
-  (the dip at K = P, where each worker's own NIC serves P flows at once).
+  (the dip at K = P: up to P workers no link is the bottleneck and the step
+  waits for the slowest jittered computation; beyond, the servers' links hide it).
 
     python docs/figures/corpus_misses.py docs/figures/corpus_misses.png
 """
