@@ -552,6 +552,18 @@ def test_incast_throughput_adds_one_timeout_to_the_step_by_hand():
         incast_throughput(est, 0.0)
 
 
+@given(compute=st.floats(1e-4, 10.0), comm=st.floats(0.0, 10.0), samples=st.integers(1, 4096),
+       rto=st.floats(1e-3, 10.0), more=st.floats(1e-3, 10.0))
+def test_incast_throughput_is_below_the_estimate_and_falls_with_the_timeout(
+        compute, comm, samples, rto, more):
+    est = Estimate.from_phases({"compute": compute, "comm": comm}, samples)
+    slow = incast_throughput(est, rto)
+    assert 0 < slow < est.throughput
+    assert incast_throughput(est, rto + more) < slow
+    # the step it implies is the estimate's plus exactly one timeout
+    assert samples / slow == pytest.approx(est.step_time + rto, rel=1e-9)
+
+
 def _sync_runs(profile, cluster, workers):
     return [Measurement(k, 1, cluster.nic_bandwidth, SyncCoarse().estimate(
         profile, cluster, Config(n_replicas=k)).throughput) for k in workers]
