@@ -1342,13 +1342,16 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if mode == "async" and max(m.workers for m in ms) < ASYNC_EVIDENCE_WORKERS:
         evidence = math.inf
     pick, why = choose(scores, tolerance=tolerance, evidence=evidence)
-    if spread is not None:
+    by_its_level = fitted[pick] is not None and isinstance(fitted[pick].model, Leveled)
+    if spread is not None and not by_its_level:   # a level fits no timeout probability
         why += timeout_why(*spread)
-    if fitted[pick] is not None and isinstance(fitted[pick].model, Leveled):
+    if by_its_level:
         counts = len({m.workers for m in ms})
         why += (f"; calibrated by its level: every step {fitted[pick].model.slowdown:g} times "
                 f"the model's (runs at {counts} worker count{'s' if counts > 1 else ''} show "
-                f"how much slower the job runs, not how that grows with the workers)")
+                f"how much slower the job runs, not how that grows with the workers"
+                + ("; on a link that may drop packets too, since an async worker's stall "
+                   "holds back that worker alone)" if lossy is not False else ")"))
     ceiling = None
     if cpu_capacity is not None:
         if all(m.server_cpu is None for m in ms):

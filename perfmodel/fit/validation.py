@@ -674,9 +674,9 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         if not scores:
             continue
         pick, why = choose(scores)
-        if spread is not None:
-            why += timeout_why(*spread)
         cal, pred = fitted[pick]
+        if spread is not None and not isinstance(cal.model, Leveled):   # as select_model
+            why += timeout_why(*spread)
         widths = [cal.halfwidth_at(m.workers) for m in test]
         cells.append(Cell("ns3", group, first.mode, "selected", "selected", len(train),
                           len(test), *_errors(pred, meas),
