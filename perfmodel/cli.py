@@ -185,9 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lossy", action="store_true",
                    help="with --measurements: the link drops packets, so every model first fits "
                         "the chance that a message stalls for one retransmission timeout (the "
-                        "cluster's retransmit_timeout, default 200 ms); a step_time_median or "
-                        "step_time_std column in the CSV holds it near what the step times "
-                        "imply")
+                        "cluster's retransmit_timeout, default 200 ms; the async MVA keeps its "
+                        "level instead), and beyond the runs a sync interval reaches down to one "
+                        "timeout a step (TCP incast); a step_time_median or step_time_std column "
+                        "in the CSV holds the stall chance near what the step times imply")
     _add_selection_flags(p)
 
     sw = sub.add_parser("sweep", help="evaluate a grid of configurations on a process pool or "
