@@ -15,8 +15,10 @@ correction in ``forkjoin``) and meant to compare rules with each other.
     python docs/experiments/corpus_probes.py groups     # async: convoys beyond saturation
     python docs/experiments/corpus_probes.py convoy     # ns-3: c087 without jitter
     python docs/experiments/corpus_probes.py dip        # ns-3: c053 with and without jitter
+    python docs/experiments/corpus_probes.py sharing    # ns-3: c036 under 5 TCP / queue pairs
 
-``convoy`` and ``dip`` run ns-3 (the ``ns3`` extra, about a minute each).
+``convoy``, ``dip`` and ``sharing`` run ns-3 (the ``ns3`` extra, about a minute each;
+``sharing`` about three).
 """
 
 import collections
@@ -239,6 +241,25 @@ def dip(name: str = "c053") -> None:
           f"{window.mean():.3f} (the distribution's: 1)")
 
 
+def sharing(name: str = "c036") -> None:
+    """ns-3: one async job, its TCP and host queue changed, nothing else: how close do the
+    workers come to the contention-free bound (K times one worker alone, or what the
+    servers' links carry)?"""
+    regime = next(r for r in ns3_corpus.design() if r["regime"] == name)
+    profile, _ = ns3_corpus._job(regime)
+    links = (regime["n_ps"] * regime["bandwidth_gbps"] * 1.25e8 * GOODPUT
+             / profile.model_bytes * profile.batch_size)
+    for tcp, queue in (("newreno", "fifo"), ("cubic", "fifo"), ("newreno", "fair"),
+                       ("dctcp", "fifo"), ("dctcp", "fair")):
+        variant = dict(regime, tcp=tcp, queue=queue)
+        one = ns3_corpus.regime_run(variant, 1).throughput
+        share = [ns3_corpus.regime_run(variant, k).throughput / min(k * one, links)
+                 for k in (4, 8, 16)]
+        print(f"{name}, {tcp} on {queue} hosts: one worker {one:.1f} samples/s; 4, 8, 16 "
+              f"workers at {', '.join(f'{v:.2f}' for v in share)} of the contention-free "
+              f"bound")
+
+
 def convoy(name: str = "c087") -> None:
     """ns-3 on a fair-queued 1 Gbps link with constant compute: do async workers that
     start together stay together (processor sharing keeps equal transfers' gaps)?"""
@@ -252,4 +273,4 @@ def convoy(name: str = "c087") -> None:
 
 if __name__ == "__main__":
     {"forkjoin": forkjoin, "fade": fade, "offset": offset, "blend": blend, "groups": groups,
-     "convoy": convoy, "dip": dip}[sys.argv[1]]()
+     "convoy": convoy, "dip": dip, "sharing": sharing}[sys.argv[1]]()
