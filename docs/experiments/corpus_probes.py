@@ -31,6 +31,7 @@ from perfmodel import zoo
 from perfmodel.coarse import SyncCoarse
 from perfmodel.fit.corpus import MIN_RTO, _measurements
 from perfmodel.fit.selection import default_candidates
+from perfmodel.floors import link_floor
 from perfmodel.measurements import measured_cluster, measured_profile
 from perfmodel.placement import ns3_corpus
 from perfmodel.placement.ns3_corpus import (
@@ -219,19 +220,26 @@ def groups() -> None:
     report(errors)
 
 
+def _designed(name: str):
+    """A regime of the corpus design, its profile (with its update) and its cluster (line
+    rate less the TCP/IP headers)."""
+    regime = next(r for r in ns3_corpus.design() if r["regime"] == name)
+    profile, t_update = ns3_corpus._job(regime)
+    cluster = Cluster(machines=40, nic_bandwidth=f"{regime['bandwidth_gbps']}Gbps",
+                      link_efficiency=GOODPUT)
+    return regime, profile.replace(t_update=t_update), cluster
+
+
 def dip(name: str = "c053") -> None:
     """ns-3: does sync on P servers dip at K = P workers without compute jitter, and how far
     is the regime's own compute sample from its mean (its first worker's measured steps)?"""
-    regime = next(r for r in ns3_corpus.design() if r["regime"] == name)
-    profile, t_update = ns3_corpus._job(regime)
-    cluster = Cluster(machines=40, nic_bandwidth=regime["bandwidth_gbps"] * 1.25e8,
-                      link_efficiency=GOODPUT)
+    regime, profile, cluster = _designed(name)
     for jitter in (regime["jitter"], "none"):
         for p in (1, regime["n_ps"]):
             for k in (1, 2, 4, 8):
                 run = ns3_corpus.regime_run(dict(regime, jitter=jitter, n_ps=p), k)
-                model = SyncCoarse(sharing="ps").estimate(
-                    profile.replace(t_update=t_update), cluster, Config(n_replicas=k, n_ps=p))
+                model = SyncCoarse(sharing="ps").estimate(profile, cluster,
+                                                          Config(n_replicas=k, n_ps=p))
                 print(f"{name}, jitter {jitter}, {p} servers, {k} workers: ns-3 at "
                       f"{run.throughput / model.throughput:.3f} of the physical model")
     factors = _compute_factors(JITTER_CV[regime["jitter"]], 1, 40, int(name[1:]),
@@ -245,15 +253,18 @@ def sharing(name: str = "c036") -> None:
     """ns-3: one async job, its TCP and host queue changed, nothing else: how close do the
     workers come to the contention-free bound (K times one worker alone, or what the
     servers' links carry)?"""
-    regime = next(r for r in ns3_corpus.design() if r["regime"] == name)
-    profile, _ = ns3_corpus._job(regime)
-    links = (regime["n_ps"] * regime["bandwidth_gbps"] * 1.25e8 * GOODPUT
-             / profile.model_bytes * profile.batch_size)
+    regime, profile, cluster = _designed(name)
+
+    def links(k):   # samples/s the servers' links carry, headers included (link_floor)
+        config = Config(n_replicas=k, n_ps=regime["n_ps"], mode="async")
+        return k * profile.batch_size / link_floor(profile, cluster, config,
+                                                   model_bytes=profile.model_bytes / GOODPUT)
+
     for tcp, queue in (("newreno", "fifo"), ("cubic", "fifo"), ("newreno", "fair"),
                        ("dctcp", "fifo"), ("dctcp", "fair")):
         variant = dict(regime, tcp=tcp, queue=queue)
         one = ns3_corpus.regime_run(variant, 1).throughput
-        share = [ns3_corpus.regime_run(variant, k).throughput / min(k * one, links)
+        share = [ns3_corpus.regime_run(variant, k).throughput / min(k * one, links(k))
                  for k in (4, 8, 16)]
         print(f"{name}, {tcp} on {queue} hosts: one worker {one:.1f} samples/s; 4, 8, 16 "
               f"workers at {', '.join(f'{v:.2f}' for v in share)} of the contention-free "

@@ -27,7 +27,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from perfmodel.fit.corpus import MIN_RTO, evaluate_corpus  # noqa: E402
+from perfmodel.fit.selection import incast_throughput  # noqa: E402
 from perfmodel.placement.ns3_corpus import CORPUS_PATH, read_rows  # noqa: E402
+from perfmodel.result import Estimate  # noqa: E402
 
 STYLE = {"train": dict(color="tab:blue", alpha=0.55), "test": dict(color="tab:red", alpha=0.7)}
 
@@ -41,9 +43,10 @@ def drops_per_step(rows) -> dict:
 
 
 def one_timeout_a_step(point: dict, batch_size: int) -> float:
-    """Samples/s of a point's prediction with one more minimum RTO in every step."""
+    """Samples/s of a point's prediction with one more minimum RTO in every step (the
+    bottom of the interval, :func:`perfmodel.fit.selection.incast_throughput`)."""
     step = point["workers"] * batch_size / point["predicted"]
-    return point["workers"] * batch_size / (step + MIN_RTO)
+    return incast_throughput(Estimate(step, point["predicted"]), MIN_RTO)
 
 
 def main(path: str) -> None:
