@@ -8,7 +8,8 @@ dependencies released (17-26), the worker's next op on the resource started or
 the worker removed from ``active`` (27-30), and steps restarted (31-39).  It
 has the two documented fixes, marked FIX 1 and FIX 2, and the extensions the
 engine offers (HTTP/2 window, per-flow cap, several servers with max-min
-sharing over server links and worker NICs, all-reduce contraction), written
+sharing over server links and worker NICs, FCFS links under worker NICs,
+all-reduce contraction), written
 as plainly as possible.  It is slow on purpose: O(|Q|) work per event.
 
 The engine (:mod:`perfmodel.sim._kernel`) must give every op of every step
@@ -73,6 +74,33 @@ def maxmin_rates(flows, cap):
                     or left[("nic", w)] <= 1e-12:
                 blocked.add(f)
         open_flows -= blocked
+    return rate
+
+
+def fcfs_nic_rates(orders, cap):
+    """FCFS server links under worker NICs: ``orders`` maps each server to its workers in
+    arrival order.  Round by round (the first of every link, then the second, ...), the
+    round's flows share what the earlier rounds left of their links and NICs, max-min."""
+    rate, left = {}, defaultdict(lambda: 1.0)
+    for place in range(max(len(ws) for ws in orders.values())):
+        flows = [(ws[place], s) for s, ws in orders.items() if place < len(ws)]
+        open_flows, level = set(flows), 0.0
+        for f in flows:
+            rate[f] = 0.0
+        while open_flows:
+            users = defaultdict(int)
+            for w, s in open_flows:
+                users[("link", s)] += 1
+                users[("nic", w)] += 1
+            inc = max(0.0, min([cap - level] + [left[r] / n for r, n in users.items()]))
+            level += inc
+            for r, n in users.items():
+                left[r] -= inc * n
+            for f in open_flows:
+                rate[f] += inc
+            open_flows = {(w, s) for w, s in open_flows
+                          if not (level >= cap * (1 - 1e-12) or left[("link", s)] <= 1e-12
+                                  or left[("nic", w)] <= 1e-12)}
     return rate
 
 
@@ -161,6 +189,9 @@ def reference(traces, counts, bandwidth, mode="async", sharing="ps", steps=3, se
         if x.res not in LINKS or allreduce:
             return 1.0
         users = active[(x.res, x.server)]
+        if sharing == "fcfs" and server_sharing == "nic" and n_servers > 1:
+            orders = {s: ws for (res, s), ws in active.items() if res == x.res and ws}
+            return fcfs_nic_rates(orders, cap)[(x.w, x.server)]
         if sharing == "fcfs":
             return cap if users[0] == x.w else 0.0
         if server_sharing == "nic" and n_servers > 1:

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel import Config, zoo
+from perfmodel.specs import Cluster, Profile
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
 from perfmodel.sim import Trace, shard_servers, split_servers
@@ -135,3 +136,55 @@ def test_worker_spread_ignores_when_and_in_which_unit(shift, scale):
     ends = np.array([[1.0, 2.0, 3.1, 4.0], [1.3, 2.2, 3.3, 4.6], [0.9, 2.1, 2.9, 4.1]])
     np.testing.assert_allclose(worker_spread(ends * scale + shift), worker_spread(ends),
                                rtol=1e-6, atol=1e-9)
+
+
+def _serial_floor(profile, cluster, config):
+    """A step that sends only after computing needs the compute plus what its links carry:
+    sync, every gradient through the busiest link; async, a worker's own gradient (and,
+    per round of the workers' gradients, the servers' links)."""
+    from perfmodel.floors import compute_floor, link_floor
+
+    links = link_floor(profile, cluster, config)
+    if config.mode == "sync":
+        return compute_floor(profile) + links
+    own = profile.model_bytes / max(cluster.nic_bandwidth, cluster.effective_bandwidth)
+    return max(compute_floor(profile) + own, links)
+
+
+
+#: 3 MB gradients over 1 MB/s NICs: a worker's own link needs 3 s each way.
+SERIAL = Profile(model_bytes=3e6, t_forward=0.1, t_backward=0.2, batch_size=1)
+SLOW = Cluster(machines=16, nic_bandwidth=1e6)
+
+
+@pytest.mark.parametrize("sharing", ["ps", "fcfs", "hybrid"])
+@pytest.mark.parametrize("workers, servers", [(1, 3), (2, 2)])
+def test_a_worker_nic_carries_its_gradient_once_whatever_the_servers(sharing, workers,
+                                                                     servers):
+    # By hand: the worker's NIC (and each server's link) carries 3 MB each way, 3 s at
+    # 1 MB/s, after 0.3 s of compute: 6.3 s a step.  Sending to the servers one after
+    # another (FCFS) or together (PS) moves the same bytes through the same NIC.
+    config = Config(n_replicas=workers, n_ps=servers)
+    est = TraceSim(sharing=sharing, steps=6, warmup=1).estimate(SERIAL, SLOW, config)
+    assert est.step_time == pytest.approx(6.3, rel=1e-9)
+    # each server link on its own (a NIC per server) is what the option says: 3x faster
+    own = TraceSim(sharing=sharing, steps=6, warmup=1, server_sharing="independent")
+    if workers == 1:
+        assert own.estimate(SERIAL, SLOW, config).step_time == pytest.approx(2.3, rel=1e-9)
+
+
+@given(workers=st.integers(1, 6), servers=st.integers(2, 6),
+       sharing=st.sampled_from(["ps", "fcfs", "hybrid"]), mode=st.sampled_from(["sync", "async"]),
+       size=st.floats(1e5, 1e8), compute=st.floats(1e-3, 1.0))
+@settings(max_examples=60, deadline=None)
+def test_no_sharing_beats_the_serial_floor(workers, servers, sharing, mode, size, compute):
+    profile = Profile(model_bytes=size, t_forward=compute / 3, t_backward=2 * compute / 3,
+                      batch_size=1)
+    config = Config(n_replicas=workers, n_ps=servers, mode=mode)
+    sim = TraceSim(sharing=sharing, steps=30, warmup=10, jitter=0.0)
+    est = sim.estimate(profile, CLUSTER, config)
+    assert est.step_time >= _serial_floor(profile, CLUSTER, config) * (1 - 1e-6)
+    if workers == 1:    # one worker has its NIC to itself: the sharing cannot matter
+        ps = TraceSim(sharing="ps", steps=30, warmup=10, jitter=0.0)
+        assert est.step_time == pytest.approx(ps.estimate(profile, CLUSTER, config).step_time,
+                                              rel=1e-9)

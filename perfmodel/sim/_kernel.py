@@ -123,9 +123,10 @@ max-min NIC rule:
 * ``"fcfs"``: only the head of the active list progresses; its remaining
   work is updated as the scan path does (the same arithmetic, the same
   results bit for bit), O(1) per event.
-* ``nic`` with ``"ps"`` and several servers (max-min fair rates under the
-  server links and the workers' NICs, by progressive filling) stays on the
-  scan path: every event of a direction brings all its active flows up to
+* ``nic`` with several servers (max-min fair rates under the server links
+  and the workers' NICs: by progressive filling under ``"ps"``; under
+  ``"fcfs"`` each link's head sends at its NIC's share among the links it
+  heads) stays on the scan path: every event of a direction brings all its active flows up to
   date (``advance``), and when the direction changed its rates are
   recomputed (``set_rates``) and its flows scanned for the next completion
   (``next_link``): O(flows of the direction) per event.
@@ -219,15 +220,78 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
     sharing 0 "ps": each of the n workers active on a server link gets 1/n
     (line 5 of Li et al. 2022's Share), at most ``cap``; 1 "fcfs": the first active
     worker gets ``cap``, the others nothing (line 2); 2 all-reduce: 1 (line 8).
-    With ``nic`` (several servers, "ps"), rates are max-min fair under both
-    the server links and each worker's own NIC (capacity 1 per direction):
-    the two-server rule of Li et al. 2020, Sec. 5 is the case it was stated for.
+    With ``nic`` (several servers), rates are max-min fair under both the
+    server links and each worker's own NIC (capacity 1 per direction): "ps"
+    by progressive filling (the two-server rule of Li et al. 2020, Sec. 5 is
+    the case it was stated for); "fcfs" serves each server link's workers in
+    their arrival order, each taking what the workers before it left of the
+    link and what its own NIC has left (max-min fair among the flows at the
+    same place of their links' orders), so no NIC carries more than its line
+    rate and no link idles while a worker behind could use it.
     """
     S = dims[0]
     W = dims[1]
     L = dims[2]
     WL = W * L
     NX = 3 * L
+    if nic != 0 and sharing == 1 and S > 1:
+        # rounds by place in the links' arrival orders: the round's flows (one per link)
+        # fill what the earlier rounds left of their link and NIC, max-min fair
+        for r in range(S + W):
+            tmp_rem[r] = 1.0
+        for i in range(S):
+            l = d * S + i
+            w = lin[l]
+            tmp_cnt[i] = w              # the link's flow at the current place (cursor)
+            while w >= 0:
+                lfl[WL + w * L + l] = 0.0
+                w = lin[NX + w * L + l]
+        while True:
+            for w in range(W):
+                tmp_cnt[S + w] = 0
+            n_open = 0
+            for i in range(S):
+                w = tmp_cnt[i]
+                if w >= 0:
+                    frozen[w * L + d * S + i] = 0
+                    tmp_cnt[S + w] += 1
+                    n_open += 1
+            if n_open == 0:
+                break
+            level = 0.0
+            while n_open > 0:
+                inc = cap - level
+                for i in range(S):
+                    w = tmp_cnt[i]
+                    if w >= 0 and frozen[w * L + d * S + i] == 0:
+                        if tmp_rem[i] < inc:
+                            inc = tmp_rem[i]
+                        share = tmp_rem[S + w] / tmp_cnt[S + w]
+                        if share < inc:
+                            inc = share
+                if inc < 0.0:
+                    inc = 0.0
+                level += inc
+                for i in range(S):
+                    w = tmp_cnt[i]
+                    if w >= 0 and frozen[w * L + d * S + i] == 0:
+                        lfl[WL + w * L + d * S + i] += inc
+                        tmp_rem[i] -= inc
+                        tmp_rem[S + w] -= inc
+                for i in range(S):
+                    w = tmp_cnt[i]
+                    f = w * L + d * S + i
+                    if w >= 0 and frozen[f] == 0 and (
+                            level >= cap * (1.0 - 1e-12) or tmp_rem[i] <= 1e-12
+                            or tmp_rem[S + w] <= 1e-12):
+                        frozen[f] = 1
+                        tmp_cnt[S + w] -= 1
+                        n_open -= 1
+            for i in range(S):          # the next place in each link's order
+                w = tmp_cnt[i]
+                if w >= 0:
+                    tmp_cnt[i] = lin[NX + w * L + d * S + i]
+        return
     if nic != 0 and sharing == 0 and S > 1:
         # progressive filling: resources 0..S-1 are server links, S..S+W-1 NICs
         for r in range(S + W):

@@ -25,7 +25,9 @@ Semantics (Li et al. 2022, Sec. 2.2.2 and 3.2; Li et al. 2020, Sec. 3.4 and 5):
   recorded start of an op is when it got the CPU.
 * Transmissions share the server's link in their direction among the
   workers *using* it: ``sharing="ps"`` splits it equally (Share = 1/n),
-  ``"fcfs"`` gives it whole to the worker that started using it first,
+  ``"fcfs"`` gives it whole to the worker that started using it first
+  (with several servers, as much of it as that worker's NIC has left, the
+  rest to the next: ``server_sharing``),
   ``"hybrid"`` runs both and averages the two throughputs (Li et al. 2022,
   Sec. 3.2.1).  ``per_flow_cap`` bounds the rate of each flow (Li et al. 2022,
   Sec. 4.4).
@@ -153,8 +155,10 @@ MODES = ("async", "sync", "allreduce")
 #: Link-sharing models (Li et al. 2022's Share(); "hybrid" averages the "ps" and "fcfs"
 #: throughputs).
 SHARINGS = ("ps", "fcfs", "hybrid")
-#: With several servers: "nic" (max-min fair over server links and worker NICs,
-#: Li et al. 2020, Sec. 5) or "independent" (each server link shared on its own).
+#: With several servers: "nic" (no worker's NIC carries more than its line rate: "ps"
+#: max-min fair over server links and worker NICs, Li et al. 2020, Sec. 5; "fcfs" each
+#: link's workers in arrival order, each taking what its NIC has left) or "independent"
+#: (each server link shared on its own, as if a worker had a NIC per server).
 SERVER_SHARINGS = ("nic", "independent")
 #: Update CPUs on a server: one per worker ("own", Share = 1), or one per
 #: server serving ``ps`` ops first come first served ("fcfs", the ns-3 engine).
@@ -535,10 +539,16 @@ def simulate(trace, workers, bandwidth, mode="async", sharing="ps", steps=1000, 
         multiplying every computation of a sampled step; ``None``: automatic
         (see the module notes).
     server_sharing : {"nic", "independent"}
-        With several servers and ``"ps"``: rates max-min fair under the server
-        links and each worker's NIC (Li et al. 2020, Sec. 5: a worker alone on server
-        1 but sharing server 2 with n - 1 others gets ``1/n`` to server 2 and
-        ``1 - 1/n`` to server 1), or each server link shared on its own.
+        With several servers, ``"nic"``: no worker's NIC carries more than its
+        line rate.  Under ``"ps"`` the rates are max-min fair under the server
+        links and each worker's NIC (Li et al. 2020, Sec. 5: a worker alone on
+        server 1 but sharing server 2 with n - 1 others gets ``1/n`` to server 2
+        and ``1 - 1/n`` to server 1); under ``"fcfs"`` each server link serves
+        its workers in arrival order, each taking what the earlier ones left of
+        the link and what its own NIC has left (max-min fair among the workers
+        at the same place of their links' orders), so one worker sending to P
+        servers splits its NIC among them.  ``"independent"``: each server link
+        shared on its own, as if a worker had one NIC per server.
     record : bool
         Keep every op's start and end (``SimResult.ops``; for
         :func:`~perfmodel.sim.export.chrome_trace`).  Memory grows with
@@ -799,7 +809,7 @@ def _simulate_one(types, K, b, mode, sharing, N, warm, seed, cap, win, jitter, s
     win_work = _kernel.INF if (win is None or allreduce) else win / b
     nic = 1 if (server_sharing == "nic" and S > 1) else 0
     # max-min rates over server links and NICs differ between a link's flows: scan them
-    scan = 1 if (_SCAN_ALWAYS or (nic and share_code == 0)) else 0
+    scan = 1 if (_SCAN_ALWAYS or (nic and share_code < 2)) else 0
     NS, L = 4 * S, 2 * S
     q_tmo, rto, position = tmo
     stalling = q_tmo > 0 and not allreduce     # q = 0: draw nothing (bit-for-bit as before)
