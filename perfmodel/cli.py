@@ -292,6 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "
                         "(with the regime's overlap) instead of its coarse profile")
+    v.add_argument("--suggested-run", action="store_true",
+                   help="matrix --only corpus: also measure the run each selection suggests "
+                        "(where the models the 1-2 worker runs cannot tell apart part most) and "
+                        "select again, predicting the other worker counts")
     v.add_argument("--ns3", help="matrix: the ns-3 runs CSV (default: the committed "
                                  "perfmodel/zoo/validation/ns3_matrix.csv)")
     v.add_argument("--train-workers", default="1,2",

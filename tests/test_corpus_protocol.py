@@ -76,6 +76,12 @@ def test_cli_reports_the_protocol(tmp_path, capsys):
                  "--split", "test"]) == 0
     rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(("sync", "async"))]
     assert rows and all(ln[18:25].strip() == "test" for ln in rows)
+    assert main(["validate", "matrix", "--only", "corpus", "--corpus", str(path),
+                 "--suggested-run", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert all(r["extra_run"] not in [p["workers"] for p in r["points"]]
+               for r in data["results"])
+    assert any(r["extra_run"] is not None for r in data["results"])
 
 
 def test_points_hold_the_interval_that_coverage_counts():
@@ -108,3 +114,20 @@ def test_the_user_says_whether_the_switches_may_drop_packets(buffer, lossy):
     assert ("retransmission timeout a step" in result.why) == lossy
     told = evaluate_regime(rows, simulate=False, lossy=not lossy)   # an explicit option wins
     assert ("retransmission timeout a step" in told.why) == (not lossy)
+
+
+def test_the_suggested_run_becomes_a_calibration_run():
+    rows = _first("train", "async")
+    plain = evaluate_regime(rows, simulate=False)
+    assert plain.extra_run is None
+    result = evaluate_regime(rows, simulate=False, suggested=True)
+    k = result.extra_run
+    # the models the 1-2 worker runs cannot tell apart part somewhere in the corpus's range
+    assert k is not None and k in {int(r["workers"]) for r in rows}
+    assert k not in TRAIN_WORKERS
+    predicted = [p["workers"] for p in result.points]
+    assert k not in predicted
+    assert sorted(predicted + [k]) == [p["workers"] for p in plain.points]
+    report = CorpusReport((plain, result))
+    assert [s["extra_runs"] for s in report.summary()] == [1]
+    assert "suggested run measured in 1 of 2 regimes (async, loss-free, train)" in report.text()

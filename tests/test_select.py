@@ -241,6 +241,30 @@ def test_extrapolation_widens_beyond_the_calibration_points():
     assert err.value.field == "extrapolation"
 
 
+def test_between_runs_far_apart_the_interval_widens_with_the_distance_to_the_nearest():
+    cal = Calibrated("x", "closed form", SyncCoarse(), {}, (0.05, -0.05, 0.05), 0.9,
+                     calibration_workers=12, calibration_runs=(1, 2, 12))
+    h = cal.halfwidth
+    for k in (1, 2, 12):
+        assert cal.halfwidth_at(k) == pytest.approx(h, rel=1e-12)
+    # 3 is 1.5x from 2; 4 is 2x from 2 (3x from 12); 6 is 2x from 12; 24 is 2x beyond 12
+    for k, ratio in ((3, 1.5), (4, 2.0), (6, 2.0), (24, 2.0)):
+        assert cal.halfwidth_at(k) == pytest.approx(math.hypot(h, 0.12 * math.log(ratio)),
+                                                    rel=1e-12)
+
+
+@given(h=st.floats(0.0, 1.0), k=st.integers(1, 64),
+       runs=st.sets(st.integers(1, 16), min_size=1, max_size=4))
+def test_runs_widen_between_them_and_change_nothing_beyond(h, k, runs):
+    k_cal = max(runs)
+    w = extrapolated_halfwidth(h, k, k_cal, runs=sorted(runs))
+    assert w >= h
+    if k >= k_cal:
+        assert w == pytest.approx(extrapolated_halfwidth(h, k, k_cal))
+    if k in runs:
+        assert w == pytest.approx(h)
+
+
 @given(h=st.floats(0.0, 1.0), k=st.integers(1, 64), k_cal=st.integers(1, 8),
        rule=st.sampled_from(["growth", "linear", "sqrt", "none"]))
 def test_extrapolated_halfwidth_never_narrows_and_grows_with_workers(h, k, k_cal, rule):

@@ -6,11 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel import Config, zoo
-from perfmodel.specs import Cluster, Profile
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
+from perfmodel.floors import compute_floor, link_floor
 from perfmodel.sim import Trace, shard_servers, split_servers
 from perfmodel.sim.model import BlockTrace, TraceSim
+from perfmodel.specs import Cluster, Profile
 
 PROFILE = zoo.profile("vgg16-pipedream").replace(t_update=0.11)
 CLUSTER = zoo.cluster("aws-p3.2xlarge").replace(machines=40)
@@ -142,8 +143,6 @@ def _serial_floor(profile, cluster, config):
     """A step that sends only after computing needs the compute plus what its links carry:
     sync, every gradient through the busiest link; async, a worker's own gradient (and,
     per round of the workers' gradients, the servers' links)."""
-    from perfmodel.floors import compute_floor, link_floor
-
     links = link_floor(profile, cluster, config)
     if config.mode == "sync":
         return compute_floor(profile) + links

@@ -20,7 +20,8 @@ def _corpus(args, train) -> tuple:
     total = len({r["regime"] for r in rows if r["split"] in splits})
     with progress_bar(total, "regimes") as tick:
         report = evaluate_corpus(rows=rows, train_workers=train, splits=splits,
-                                 layers=args.layers, progress=lambda done, _total: tick(done))
+                                 layers=args.layers, suggested=args.suggested_run,
+                                 progress=lambda done, _total: tick(done))
     text = ("\nheld-out protocol on the ns-3 corpus (train and test side by side; the "
             "test half holds out whole factor levels):\n\n")
     body = report.markdown() if args.format == "markdown" else report.text()

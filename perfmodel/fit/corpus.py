@@ -74,6 +74,9 @@ class RegimeResult:
     points : tuple of dict
         Each predicted run: ``workers``, ``measured``, ``predicted``, and the
         chosen model's interval ``low``, ``high`` (samples/s).
+    extra_run : int or None
+        With ``suggested``: the worker count of the run the selection asked for
+        and got (a calibration run then, not a predicted one).
     """
 
     regime: str
@@ -89,6 +92,7 @@ class RegimeResult:
     halfwidth: float
     candidates: dict = field(default_factory=dict)
     points: tuple = ()
+    extra_run: int | None = None
 
     @property
     def meets_target(self) -> bool:
@@ -122,11 +126,15 @@ def _measurements(rows: list[dict]) -> list[Measurement]:
 
 
 def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAIN_WORKERS,
-                    simulate: bool = True, layers: bool = False, **options) -> RegimeResult:
+                    simulate: bool = True, layers: bool = False, suggested: bool = False,
+                    **options) -> RegimeResult:
     """Replay the user's path on one regime's rows (all with the same ``regime``);
     ``options`` holds further options of :func:`~perfmodel.fit.selection.select_model`.
     With ``layers`` the user gives the job's per-layer profile (the DNN's
-    :func:`~perfmodel.zoo.pipedream_trace`) instead of its coarse profile."""
+    :func:`~perfmodel.zoo.pipedream_trace`) instead of its coarse profile.  With
+    ``suggested`` the user also measures the run the selection suggests
+    (``Selection.suggested_run``, where the models the runs cannot tell apart part
+    most), when the corpus has it, and selects again on all the runs."""
     rows = sorted(rows, key=lambda r: int(r["workers"]))
     first = rows[0]
     profile = zoo.profile(f"{first['dnn']}-pipedream").replace(
@@ -147,6 +155,15 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     options.setdefault("lossy", first["buffer"] == "shallow")
     selection = select_model(given, cluster, train, mode=first["mode"], overlap=overlap,
                              simulate=simulate, **options)
+    extra = selection.suggested_run if suggested else None
+    if extra is not None and any(m.workers == extra for m in test):
+        train += [m for m in test if m.workers == extra]
+        test = [m for m in test if m.workers != extra]
+        test_rows = [r for r in test_rows if int(r["workers"]) != extra]
+        selection = select_model(given, cluster, train, mode=first["mode"], overlap=overlap,
+                                 simulate=simulate, **options)
+    else:
+        extra = None
     meas = np.array([m.throughput for m in test])
     chosen = selection.chosen
     ests = [chosen.estimate(measured_profile(profile, m), measured_cluster(cluster, m),
@@ -173,7 +190,7 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     return RegimeResult(first["regime"], first["split"], first["mode"],
                         any(int(r["queue_drops"]) > 0 for r in test_rows), factors,
                         chosen.name, chosen.why, *_errors(pred, meas),
-                        float(np.mean(inside)), float(width), candidates, points)
+                        float(np.mean(inside)), float(width), candidates, points, extra)
 
 
 @dataclass(frozen=True)
@@ -204,7 +221,8 @@ class CorpusReport:
                             "max_error": float(max(r.max_error for r in rs)),
                             "meeting_target": sum(r.meets_target for r in rs),
                             "coverage": float(np.mean([r.coverage for r in rs])),
-                            "halfwidth": float(np.median([r.halfwidth for r in rs]))})
+                            "halfwidth": float(np.median([r.halfwidth for r in rs])),
+                            "extra_runs": sum(r.extra_run is not None for r in rs)})
         return out
 
     def candidates_summary(self) -> list[dict]:
@@ -244,8 +262,14 @@ class CorpusReport:
         for c in self.candidates_summary():
             lines.append(f"| {c['mode']} | {c['candidate']} | {c['split']} | {c['regimes']} | "
                          f"{100 * c['mean_error']:.1f}% | {100 * c['max_error']:.0f}% |")
+        lines += self._extra_lines("\n")
         lines += [f"\nnote: {n}" for n in self.notes]
         return "\n".join(lines)
+
+    def _extra_lines(self, sep: str = "") -> list[str]:
+        """Per class, how many regimes measured a suggested run (none: no line)."""
+        return [f"{sep}suggested run measured in {s['extra_runs']} of {s['regimes']} regimes "
+                f"({s['class']}, {s['split']})" for s in self.summary() if s["extra_runs"]]
 
     def text(self) -> str:
         """The summary as plain text."""
@@ -256,6 +280,7 @@ class CorpusReport:
                          f"{100 * s['mean_error']:>7.1f}%{100 * s['max_error']:>6.0f}%"
                          f"{s['meeting_target']:>5}/{s['regimes']:<3}"
                          f"{100 * s['coverage']:>9.0f}%{100 * s['halfwidth']:>6.0f}%")
+        lines += self._extra_lines()
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -263,8 +288,8 @@ class CorpusReport:
 def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "test"),
                     regimes: Sequence[str] | None = None,
                     train_workers: Sequence[int] = TRAIN_WORKERS,
-                    simulate: bool = True, layers: bool = False, progress=None,
-                    **options) -> CorpusReport:
+                    simulate: bool = True, layers: bool = False, suggested: bool = False,
+                    progress=None, **options) -> CorpusReport:
     """The held-out protocol on every regime of the corpus (module notes).
 
     Parameters
@@ -286,6 +311,9 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "
     layers : bool
         The user gives each job's per-layer profile (with the regime's overlap) instead
         of its coarse profile (:func:`evaluate_regime`).
+    suggested : bool
+        The user also measures the run the selection suggests, where the corpus has
+        it (:func:`evaluate_regime`).
     **options
         Further options of :func:`~perfmodel.fit.selection.select_model`
         (``extrapolation``, ``tolerance`` ...), to compare rules on ``train``.
@@ -308,7 +336,8 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "
             continue
         try:
             results.append(evaluate_regime(group, train_workers=train_workers,
-                                           simulate=simulate, layers=layers, **options))
+                                           simulate=simulate, layers=layers,
+                                           suggested=suggested, **options))
         except (PerfModelError, Infeasible) as err:
             notes.append(f"{name}: {err}")
         if progress is not None:

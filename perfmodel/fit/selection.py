@@ -138,7 +138,10 @@ misfit growing with the distance, which two points cannot show.  With
 K_cal (the most workers among the calibration points) is
 ``sqrt(h**2 + (g log(K / K_cal))**2)``: the LOO error and a misfit that grows
 by ``g`` (:data:`EXTRAPOLATION_GROWTH`: 0.12 sync, 0.11 async) per e-fold of
-workers, added as independent errors.  ``g`` is a prior on how far the
+workers, added as independent errors.  Between calibration runs far apart
+(1, 2 and 12 workers) the model is as unsure as that far from its evidence:
+the distance is the log ratio to the nearest run (``|log(K / k)|`` for the
+run k closest to K), which beyond the runs is ``log(K / K_cal)`` again.  ``g`` is a prior on how far the
 papers' models stray from a real network when extrapolated, set per mode on
 the loss-free regimes of the ns-3 corpus's train half
 (:mod:`perfmodel.fit.corpus`) so that each side of the 90% interval misses
@@ -659,7 +662,8 @@ def interval_halfwidth(log_residuals: Sequence[float], level: float = 0.9, *,
 
 def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: int | None,
                            extrapolation: str = "growth", *,
-                           growth: float = EXTRAPOLATION_GROWTH["sync"]) -> float:
+                           growth: float = EXTRAPOLATION_GROWTH["sync"],
+                           runs: Sequence[int] = ()) -> float:
     """The log half-width at ``workers``, widened beyond the calibration points.
 
     Parameters
@@ -675,6 +679,11 @@ def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: 
     growth : float
         Log misfit per e-fold of workers for ``"growth"``
         (:data:`EXTRAPOLATION_GROWTH` of the job's mode).
+    runs : sequence of int
+        Workers of every calibration run.  With ``"growth"``, the misfit grows
+        with the log distance to the nearest of them, so a configuration
+        between runs far apart widens too; empty: only beyond
+        ``calibration_workers``.
 
     Returns
     -------
@@ -686,6 +695,8 @@ def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: 
     0.3159
     >>> extrapolated_halfwidth(0.05, 16, 2, "linear")
     0.4
+    >>> round(extrapolated_halfwidth(0.05, 6, 12, growth=0.15, runs=(1, 2, 12)), 4)   # ln 2
+    0.1154
     """
     if extrapolation not in EXTRAPOLATIONS:
         raise SpecError("extrapolation", f"expected one of {', '.join(EXTRAPOLATIONS)}, "
@@ -695,7 +706,8 @@ def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: 
         return halfwidth
     ratio = max(1.0, workers / calibration_workers)
     if extrapolation == "growth":
-        return math.hypot(halfwidth, growth * math.log(ratio))
+        distance = min((abs(math.log(workers / k)) for k in runs), default=math.log(ratio))
+        return math.hypot(halfwidth, growth * distance)
     return halfwidth * (ratio if extrapolation == "linear" else math.sqrt(ratio))
 
 
@@ -777,6 +789,9 @@ class Calibrated:
     calibration_workers : int or None
         Most workers among the calibration points (None: unknown, no
         extrapolation widening).
+    calibration_runs : tuple of int
+        Workers of every calibration point (empty: unknown; the interval then
+        widens beyond ``calibration_workers`` only).
     extrapolation : {"growth", "linear", "sqrt", "none"}
         Widening beyond ``calibration_workers`` (see the module docstring).
     growth : float or None
@@ -817,6 +832,7 @@ class Calibrated:
     min_width: float = 0.02
     prior_width: float = 0.3
     calibration_workers: int | None = None
+    calibration_runs: tuple = ()
     extrapolation: str = "growth"
     growth: float | None = None
     mode: str = "sync"
@@ -839,7 +855,8 @@ class Calibrated:
         """Log half-width for a configuration of ``workers`` (extrapolation widening)."""
         return extrapolated_halfwidth(self.halfwidth, workers, self.calibration_workers,
                                       self.extrapolation, growth=EXTRAPOLATION_GROWTH[self.mode]
-                                      if self.growth is None else self.growth)
+                                      if self.growth is None else self.growth,
+                                      runs=self.calibration_runs)
 
     @property
     def halfwidth(self) -> float:
@@ -919,7 +936,8 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         pred = predict_measurements(candidate.model, profile, cluster, ms)
         resid = tuple(float(np.log(m.throughput / p)) for m, p in zip(ms, pred))
         return Calibrated(candidate.name, candidate.family, candidate.model, {}, resid, level,
-                          calibration_workers=max(m.workers for m in ms), mode=_mode_of(ms))
+                          calibration_workers=max(m.workers for m in ms),
+                          calibration_runs=_runs(ms), mode=_mode_of(ms))
     if len(ms) - 1 >= len(candidate.grid):   # every fold searches the whole grid
         fit = _grid_fit(candidate, profile, cluster, ms)
         model, overrides = _fitted(fit)
@@ -928,7 +946,13 @@ def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cl
         model, overrides = _fit(candidate, profile, cluster, ms)
         resid = _loo_by_refitting(candidate, profile, cluster, ms)
     return Calibrated(candidate.name, candidate.family, model, overrides, tuple(resid), level,
-                      calibration_workers=max(m.workers for m in ms), mode=_mode_of(ms))
+                      calibration_workers=max(m.workers for m in ms),
+                      calibration_runs=_runs(ms), mode=_mode_of(ms))
+
+
+def _runs(ms) -> tuple:
+    """The distinct worker counts of the measurements, ascending."""
+    return tuple(sorted({m.workers for m in ms}))
 
 
 def _mode_of(ms) -> str:
