@@ -35,6 +35,7 @@ from perfmodel.floors import link_floor
 from perfmodel.measurements import measured_cluster, measured_profile
 from perfmodel.placement import ns3_corpus
 from perfmodel.placement.ns3_corpus import (
+    CORPUS_ASYNC_STEPS,
     CORPUS_PATH,
     CORPUS_STEPS,
     CORPUS_WARMUP,
@@ -43,6 +44,7 @@ from perfmodel.placement.ns3_corpus import (
 )
 from perfmodel.placement.ns3_job import _compute_factors
 from perfmodel.queueing import async_throughput, convoy_groups, saturation_workers
+from perfmodel.sim.model import TraceSim
 from perfmodel.specs import Cluster, Config
 
 GOODPUT = 1448 / 1502   # TCP/IP headers of the corpus's segments
@@ -252,7 +254,8 @@ def dip(name: str = "c053") -> None:
 def sharing(name: str = "c036") -> None:
     """ns-3: one async job, its TCP and host queue changed, nothing else: how close do the
     workers come to the contention-free bound (K times one worker alone, or what the
-    servers' links carry)?"""
+    servers' links carry)?  Then the physical simulator with PS and with FCFS links, the
+    two sharings it models, over the same window."""
     regime, profile, cluster = _designed(name)
 
     def links(k):   # samples/s the servers' links carry, headers included (link_floor)
@@ -269,6 +272,20 @@ def sharing(name: str = "c036") -> None:
         print(f"{name}, {tcp} on {queue} hosts: one worker {one:.1f} samples/s; 4, 8, 16 "
               f"workers at {', '.join(f'{v:.2f}' for v in share)} of the contention-free "
               f"bound")
+    # the physical simulator (line rate less headers, the regime's compute spread, one
+    # update CPU per server) over the corpus's window: 16 gradients after 2, 8 replications
+    jittered = cluster.replace(compute_cv=JITTER_CV[regime["jitter"]])
+    for sharing_rule in ("ps", "fcfs"):
+        sim = TraceSim(sharing=sharing_rule, overlap=bool(regime["overlap"]), server_cpu="fcfs",
+                       steps=CORPUS_WARMUP + CORPUS_ASYNC_STEPS, warmup=CORPUS_WARMUP,
+                       replications=8)
+        one, *more = (sim.estimate(profile, jittered, Config(n_replicas=k, n_ps=regime["n_ps"],
+                                                             mode="async")).throughput
+                      for k in (1, 4, 8, 16))
+        share = [x / min(k * one, links(k)) for k, x in zip((4, 8, 16), more)]
+        print(f"{name}, the simulator with {sharing_rule.upper()} links: one worker {one:.1f} "
+              f"samples/s; 4, 8, 16 workers at {', '.join(f'{v:.2f}' for v in share)} of the "
+              f"contention-free bound")
 
 
 def convoy(name: str = "c087") -> None:
