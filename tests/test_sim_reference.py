@@ -341,11 +341,12 @@ def test_engine_equals_reference_with_options(trace, workers, mode, sharing, ste
 
 @SETTINGS
 @given(trace=traces(n_servers=3), server_sharing=st.sampled_from(["nic", "independent"]),
-       cap=st.one_of(st.none(), st.floats(0.2, 1.5)), **CASES)
+       cap=st.one_of(st.none(), st.floats(0.2, 1.5)),
+       window=st.one_of(st.none(), st.floats(0.1, 1.5)), **CASES)
 def test_engine_equals_reference_several_servers(trace, workers, mode, sharing, steps, seed,
-                                                 server_sharing, cap):
+                                                 server_sharing, cap, window):
     out = _run_both(trace, workers, mode, sharing, steps, seed, server_sharing=server_sharing,
-                    per_flow_cap=cap)
+                    per_flow_cap=cap, window=window)
     if out is not None:
         assert_same(*out)
 
