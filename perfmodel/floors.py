@@ -25,7 +25,9 @@ N gradients.
 
 These bounds are what ``optimizer.search`` checks every candidate against
 (an estimate below them is refused) and what ``tests/test_floors.py``
-checks every registered model against.
+checks every registered model against.  A job that does not overlap
+communication with computation has a higher floor, :func:`serial_floor`:
+its transfers start only when its compute ends.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ import numpy as np
 from .errors import SpecError
 from .specs import Cluster, Config, Profile
 
-__all__ = ["ARCHITECTURES", "link_floor", "compute_floor", "step_floor", "config_floor",
-           "config_floors", "below_floor"]
+__all__ = ["ARCHITECTURES", "link_floor", "compute_floor", "step_floor", "serial_floor",
+           "config_floor", "config_floors", "below_floor"]
 
 #: How gradients are exchanged: through parameter servers or by all-reduce.
 ARCHITECTURES = ("ps", "allreduce")
@@ -101,6 +103,37 @@ def step_floor(workload: Profile, cluster: Cluster, config: Config, *,
     """The larger of :func:`link_floor` and :func:`compute_floor`, seconds per step."""
     return max(link_floor(workload, cluster, config, architecture=architecture,
                           model_bytes=model_bytes), compute_floor(workload))
+
+
+def serial_floor(workload: Profile, cluster: Cluster, config: Config, *,
+                 architecture: str = "ps", model_bytes: float | None = None) -> float:
+    """Seconds a step needs at least when it sends only after computing (no overlap).
+
+    A sync step computes, then moves every gradient through the busiest link:
+    ``compute_floor + link_floor``.  An async worker's cycle computes, then
+    sends its own gradient over its link (``M / B``, the parameter server's
+    case), and the servers' links still carry every worker's gradient per
+    round: ``max(compute_floor + M / B, link_floor)``.  Models that overlap
+    communication with computation (Li et al. 2022, eqs. 6 and 10) may go
+    below it; :func:`step_floor` bounds them.
+
+    Examples
+    --------
+    >>> from perfmodel.specs import Profile, Cluster, Config
+    >>> p = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2)
+    >>> c = Cluster(machines=32, nic_bandwidth="10Gbps")
+    >>> serial_floor(p, c, Config(n_replicas=16, n_ps=4))        # 0.3 s + 400 MB at 1.25 GB/s
+    0.62
+    >>> round(serial_floor(p, c, Config(n_replicas=2, n_ps=4, mode="async")), 6)   # 0.3 + 0.08
+    0.38
+    """
+    links = link_floor(workload, cluster, config, architecture=architecture,
+                       model_bytes=model_bytes)
+    if config.mode != "async" or architecture == "allreduce":
+        return compute_floor(workload) + links
+    own = (workload.model_bytes if model_bytes is None else float(model_bytes)) / _line_rate(
+        cluster)
+    return max(compute_floor(workload) + own, links)
 
 
 def config_floor(workload, cluster: Cluster, config: Config) -> float:

@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 from optimizer import search
 from perfmodel import registry
 from perfmodel.errors import Infeasible, SpecError
-from perfmodel.floors import below_floor, compute_floor, config_floor, link_floor, step_floor
+from perfmodel.floors import (
+    below_floor,
+    compute_floor,
+    config_floor,
+    link_floor,
+    serial_floor,
+    step_floor,
+)
 from perfmodel.gst.model import GST
 from perfmodel.specs import Cluster, Config, Profile
 
@@ -83,6 +90,37 @@ def test_every_model_respects_the_link_and_compute_floors(name, mode, profile, c
     floor_link = link_floor(profile, cluster, config, architecture=arch)
     assert not below_floor(est.step_time, floor_link), (est.step_time, floor_link)
     assert not below_floor(est.step_time, compute_floor(profile)), est.step_time
+
+
+def test_serial_floor_by_hand():
+    p = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2)
+    c = Cluster(machines=32, nic_bandwidth=1.25e9)
+    # sync: compute, then 16 x 100 MB into 2 servers' links
+    assert serial_floor(p, c, Config(n_replicas=16, n_ps=2)) == pytest.approx(0.3 + 0.64)
+    # async: a worker's own 100 MB after its compute, or the servers' links per round
+    assert serial_floor(p, c, Config(n_replicas=2, n_ps=2, mode="async")) == pytest.approx(0.38)
+    assert serial_floor(p, c, Config(n_replicas=64, n_ps=2, mode="async")) == pytest.approx(2.56)
+    assert serial_floor(p, c, Config(n_replicas=8, n_ps=0),
+                        architecture="allreduce") == pytest.approx(0.3 + 0.14)
+
+
+@pytest.mark.parametrize("name, mode", [(n, m) for n in PROFILE_MODELS if n not in BASELINES
+                                        for m in registry.MODELS[n].modes])
+@settings(max_examples=25, deadline=None)
+@given(profile=profiles, cluster=clusters, workers=st.integers(1, 24), servers=st.integers(1, 6))
+def test_every_model_without_overlap_respects_the_serial_floor(name, mode, profile, cluster,
+                                                                workers, servers):
+    arch = _architecture(name)
+    config = Config(n_replicas=workers, n_ps=0 if arch == "allreduce" else servers, mode=mode)
+    options = {"steps": 30, "warmup": 10, "jitter": 0.0} if name == "sim" else {}
+    model = registry.make(name, **options)
+    assume(not getattr(model, "overlap", False))
+    try:
+        est = model.estimate(profile, cluster, config)
+    except Infeasible:
+        assume(False)
+    floor = serial_floor(profile, cluster, config, architecture=arch)
+    assert not below_floor(est.step_time, floor), (est.step_time, floor)
 
 
 def test_gst_as_printed_breaks_the_floor_and_the_shared_link_does_not():

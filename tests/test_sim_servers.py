@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from perfmodel import Config, zoo
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
-from perfmodel.floors import compute_floor, link_floor
+from perfmodel.floors import serial_floor
 from perfmodel.sim import Trace, shard_servers, split_servers
 from perfmodel.sim.model import BlockTrace, TraceSim
 from perfmodel.specs import Cluster, Profile
@@ -139,17 +139,6 @@ def test_worker_spread_ignores_when_and_in_which_unit(shift, scale):
                                rtol=1e-6, atol=1e-9)
 
 
-def _serial_floor(profile, cluster, config):
-    """A step that sends only after computing needs the compute plus what its links carry:
-    sync, every gradient through the busiest link; async, a worker's own gradient (and,
-    per round of the workers' gradients, the servers' links)."""
-    links = link_floor(profile, cluster, config)
-    if config.mode == "sync":
-        return compute_floor(profile) + links
-    own = profile.model_bytes / max(cluster.nic_bandwidth, cluster.effective_bandwidth)
-    return max(compute_floor(profile) + own, links)
-
-
 
 #: 3 MB gradients over 1 MB/s NICs: a worker's own link needs 3 s each way.
 SERIAL = Profile(model_bytes=3e6, t_forward=0.1, t_backward=0.2, batch_size=1)
@@ -182,7 +171,7 @@ def test_no_sharing_beats_the_serial_floor(workers, servers, sharing, mode, size
     config = Config(n_replicas=workers, n_ps=servers, mode=mode)
     sim = TraceSim(sharing=sharing, steps=30, warmup=10, jitter=0.0)
     est = sim.estimate(profile, CLUSTER, config)
-    assert est.step_time >= _serial_floor(profile, CLUSTER, config) * (1 - 1e-6)
+    assert est.step_time >= serial_floor(profile, CLUSTER, config) * (1 - 1e-6)
     if workers == 1:    # one worker has its NIC to itself: the sharing cannot matter
         ps = TraceSim(sharing="ps", steps=30, warmup=10, jitter=0.0)
         assert est.step_time == pytest.approx(ps.estimate(profile, CLUSTER, config).step_time,
