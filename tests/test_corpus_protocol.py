@@ -131,3 +131,16 @@ def test_the_suggested_run_becomes_a_calibration_run():
     report = CorpusReport((plain, result))
     assert [s["extra_runs"] for s in report.summary()] == [1]
     assert "suggested run measured in 1 of 2 regimes (async, loss-free, train)" in report.text()
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["validate", "matrix", "--only", "dl2", "--layers"], "--layers"),
+    (["validate", "matrix", "--only", "ns3", "--suggested-run"], "--suggested-run"),
+    (["validate", "dl2", "--split", "test"], "--split"),
+    (["validate", "dl2", "--only", "ns3"], "--only"),
+    (["validate", "matrix", "--only", "corpus", "--dl2-extra", "most-servers"], "--dl2-extra"),
+])
+def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"perfmodel: error: {flag}: acts only on")

@@ -28,6 +28,28 @@ def _corpus(args, train) -> tuple:
     return report, report.to_dict(), text + body + "\n"
 
 
+def _scoped_flags(args) -> list:
+    """(flag, attribute, what it acts on, whether that runs)."""
+    only = args.only or ("dl2", "ns3")
+    matrix = args.dataset == "matrix"
+    corpus = ("the ns-3 corpus (`perfmodel validate matrix --only corpus`)",
+              matrix and "corpus" in only)
+    return [("--layers", "layers", *corpus), ("--split", "split", *corpus),
+            ("--suggested-run", "suggested_run", *corpus), ("--corpus", "corpus", *corpus),
+            ("--ns3", "ns3", "the matrix's ns-3 runs (`perfmodel validate matrix`)",
+             matrix and "ns3" in only),
+            ("--dl2-extra", "dl2_extra", "the matrix's DL2 part (`perfmodel validate matrix`)",
+             matrix and "dl2" in only),
+            ("--only", "only", "`perfmodel validate matrix`", matrix)]
+
+
+def check_flags(args) -> None:
+    """Refuse a flag whose part of `validate` does not run (it would silently do nothing)."""
+    for flag, dest, part, runs in _scoped_flags(args):
+        if not runs and getattr(args, dest, None) not in (None, False, []):
+            raise CliError(f"{flag}: acts only on {part}; drop the flag or run that part")
+
+
 def _validate_matrix(args) -> str:
     only = args.only or ("dl2", "ns3")
     train = tuple(parse_int_range(args.train_workers, "--train-workers"))
@@ -73,6 +95,7 @@ def _validate_matrix(args) -> str:
 
 
 def run(args) -> str:
+    check_flags(args)
     if args.dataset == "matrix":
         return _validate_matrix(args)
     if args.format == "markdown":
