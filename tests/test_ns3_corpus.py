@@ -85,15 +85,34 @@ def test_cli_refuses_bad_counts(tmp_path, capsys):
     assert "--jobs" in capsys.readouterr().err
 
 
+def test_heavy_tail_steps_lengthen_only_the_pareto_regimes(monkeypatch):
+    seen = {}
+
+    def rows(regime, **kw):
+        seen[regime["jitter"]] = (kw["steps"], kw["async_steps"])
+        return []
+
+    monkeypatch.setattr(nc, "regime_rows", rows)
+    for jitter in nc.JITTER_CV:
+        nc._regime_job({"jitter": jitter, "regime": "c000"}, nc.LONG_TAIL_STEPS)
+    assert seen == {"none": (8, 16), "lognormal": (8, 16), "pareto": (32, 64)}
+    header = nc._header(96, 2026, 96, 96, "cmd", heavy_tail_steps=4)
+    assert "4 times as many in the Pareto-jitter regimes" in header[3]
+    assert "times as many" not in nc._header(96, 2026, 96, 96, "cmd")[3]
+
+
 ROWS = nc.read_rows(nc.CORPUS_PATH)
+LONG_ROWS = nc.read_rows(nc.LONG_CORPUS_PATH)
+SHIPPED = [(nc.CORPUS_PATH, ROWS), (nc.LONG_CORPUS_PATH, LONG_ROWS)]
 
 
-def test_shipped_corpus_rows_carry_the_design_and_every_worker_count():
-    header = nc.CORPUS_PATH.read_text().splitlines()[0]
+@pytest.mark.parametrize("path, shipped", SHIPPED, ids=["corpus", "long-tail"])
+def test_shipped_corpus_rows_carry_the_design_and_every_worker_count(path, shipped):
+    header = path.read_text().splitlines()[0]
     design = {r["regime"]: r for r in nc.design()}
-    stalled = set(nc.read_stalled(nc.CORPUS_PATH))
+    stalled = set(nc.read_stalled(path))
     by_regime: dict = {}
-    for row in ROWS:
+    for row in shipped:
         by_regime.setdefault(row["regime"], []).append(row)
     assert set(by_regime) <= set(design)
     state = "complete" if len(by_regime) == len(design) else \
@@ -109,10 +128,11 @@ def test_shipped_corpus_rows_carry_the_design_and_every_worker_count():
             assert row["tcp"] == regime["tcp"] and int(row["n_ps"]) == regime["n_ps"]
 
 
-def test_shipped_corpus_respects_the_compute_and_nic_floors():
+@pytest.mark.parametrize("shipped", [ROWS, LONG_ROWS], ids=["corpus", "long-tail"])
+def test_shipped_corpus_respects_the_compute_and_nic_floors(shipped):
     # a worker never steps faster than its compute (mean factor 1) nor moves its model
     # over its NIC faster than the line rate: throughput <= K b / max(T_C, M / B)
-    for row in ROWS:
+    for row in shipped:
         profile = zoo.profile(f"{row['dnn']}-pipedream")
         k, b = int(row["workers"]), int(row["batch_size"])
         floor = max(profile.t_forward + profile.t_backward,
@@ -129,3 +149,17 @@ def test_a_committed_run_is_reproduced_exactly():
     again = nc.regime_rows(regime, workers=(1,))[0]
     fresh = {k: str(v) for k, v in again.items() if k != "wall_seconds"}
     assert fresh == {k: v for k, v in row.items() if k != "wall_seconds"}
+
+
+def test_the_long_tail_corpus_differs_only_in_its_pareto_runs():
+    short = {(r["regime"], r["workers"]): r for r in ROWS}
+    long = {(r["regime"], r["workers"]): r for r in LONG_ROWS}
+    assert set(long) == set(short)
+    for key, row in long.items():
+        other = short[key]
+        if row["jitter"] != "pareto":   # the same runs, reproduced exactly
+            assert ({k: v for k, v in row.items() if k != "wall_seconds"}
+                    == {k: v for k, v in other.items() if k != "wall_seconds"}), key
+        else:                           # the same design, measured 4 times as long
+            assert int(row["steps"]) == nc.LONG_TAIL_STEPS * int(other["steps"]), key
+            assert row["seed"] == other["seed"] and row["split"] == other["split"]

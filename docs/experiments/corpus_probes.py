@@ -291,7 +291,7 @@ def sharing(name: str = "c036") -> None:
 
 def samples(names: str = "c053,c061,c029", factor: int = 4) -> None:
     """ns-3: the heavy-tailed sync regimes measured over ``factor`` times the corpus's 8
-    steps (the same seed, so the first 8 steps are the corpus's): does the user's path
+    steps (the same seed: the first worker's first steps are the corpus's): does the user's path
     come closer once the runs measure a mean rather than a sample?"""
     by = collections.defaultdict(list)
     for r in read_rows(CORPUS_PATH):
