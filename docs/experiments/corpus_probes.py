@@ -16,7 +16,6 @@ correction in ``forkjoin``) and meant to compare rules with each other.
     python docs/experiments/corpus_probes.py convoy     # ns-3: c087 without jitter
     python docs/experiments/corpus_probes.py dip        # ns-3: c053 with and without jitter
     python docs/experiments/corpus_probes.py sharing    # ns-3: c036 under 5 TCP / queue pairs
-    python docs/experiments/corpus_probes.py samples    # ns-3: heavy-tailed sync, 4x the steps
 
 ``convoy``, ``dip`` and ``sharing`` run ns-3 (the ``ns3`` extra, about a minute each;
 ``sharing`` about three).
@@ -30,7 +29,7 @@ import numpy as np
 
 from perfmodel import zoo
 from perfmodel.coarse import SyncCoarse
-from perfmodel.fit.corpus import MIN_RTO, _measurements, evaluate_regime
+from perfmodel.fit.corpus import MIN_RTO, _measurements
 from perfmodel.fit.selection import default_candidates
 from perfmodel.floors import link_floor
 from perfmodel.measurements import measured_cluster, measured_profile
@@ -289,26 +288,6 @@ def sharing(name: str = "c036") -> None:
               f"contention-free bound")
 
 
-def samples(names: str = "c053,c061,c029", factor: int = 4) -> None:
-    """ns-3: the heavy-tailed sync regimes measured over ``factor`` times the corpus's 8
-    steps (the same seed: the first worker's first steps are the corpus's): does the user's path
-    come closer once the runs measure a mean rather than a sample?"""
-    by = collections.defaultdict(list)
-    for r in read_rows(CORPUS_PATH):
-        by[r["regime"]].append(r)
-    for name in names.split(","):
-        regime = next(r for r in ns3_corpus.design() if r["regime"] == name)
-        longer = [{k: str(v) for k, v in ns3_corpus._row(
-            regime, k, ns3_corpus.regime_run(regime, k, steps=factor * CORPUS_STEPS)).items()}
-                  for k in ns3_corpus.CORPUS_WORKERS]
-        for label, rows in (("corpus, 8 steps", by[name]),
-                            (f"{factor * CORPUS_STEPS} steps", longer)):
-            res = evaluate_regime(rows, layers=False)
-            print(f"{name} ({label}): {res.chosen} {100 * res.mean_error:.1f}% mean, "
-                  f"{100 * res.max_error:.0f}% max; measured / predicted at 3-16 workers "
-                  + ", ".join(f"{p['measured'] / p['predicted']:.2f}" for p in res.points))
-
-
 def convoy(name: str = "c087") -> None:
     """ns-3 on a fair-queued 1 Gbps link with constant compute: do async workers that
     start together stay together (processor sharing keeps equal transfers' gaps)?"""
@@ -322,4 +301,4 @@ def convoy(name: str = "c087") -> None:
 
 if __name__ == "__main__":
     {"forkjoin": forkjoin, "fade": fade, "offset": offset, "blend": blend, "groups": groups,
-     "convoy": convoy, "dip": dip, "sharing": sharing, "samples": samples}[sys.argv[1]]()
+     "convoy": convoy, "dip": dip, "sharing": sharing}[sys.argv[1]]()
