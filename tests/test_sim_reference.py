@@ -50,11 +50,12 @@ class ROp:
         return (self.w, self.res, self.server)
 
 
-def maxmin_rates(flows, cap):
-    """Max-min fair rates of (worker, server) flows: server links and worker NICs hold 1."""
+def maxmin_rates(flows, cap, left=None):
+    """Max-min fair rates of (worker, server) flows: server links and worker NICs hold
+    1, or what ``left`` (a mapping of ("link", s) and ("nic", w), updated) says is left."""
     rate = {f: 0.0 for f in flows}
     open_flows = set(flows)
-    left = defaultdict(lambda: 1.0)
+    left = defaultdict(lambda: 1.0) if left is None else left
     level = 0.0
     while open_flows:
         users = defaultdict(int)
@@ -79,28 +80,12 @@ def maxmin_rates(flows, cap):
 
 def fcfs_nic_rates(orders, cap):
     """FCFS server links under worker NICs: ``orders`` maps each server to its workers in
-    arrival order.  Round by round (the first of every link, then the second, ...), the
-    round's flows share what the earlier rounds left of their links and NICs, max-min."""
+    arrival order.  Place by place (the first of every link, then the second, ...), the
+    flows share what the earlier places left of their links and NICs, max-min."""
     rate, left = {}, defaultdict(lambda: 1.0)
     for place in range(max(len(ws) for ws in orders.values())):
-        flows = [(ws[place], s) for s, ws in orders.items() if place < len(ws)]
-        open_flows, level = set(flows), 0.0
-        for f in flows:
-            rate[f] = 0.0
-        while open_flows:
-            users = defaultdict(int)
-            for w, s in open_flows:
-                users[("link", s)] += 1
-                users[("nic", w)] += 1
-            inc = max(0.0, min([cap - level] + [left[r] / n for r, n in users.items()]))
-            level += inc
-            for r, n in users.items():
-                left[r] -= inc * n
-            for f in open_flows:
-                rate[f] += inc
-            open_flows = {(w, s) for w, s in open_flows
-                          if not (level >= cap * (1 - 1e-12) or left[("link", s)] <= 1e-12
-                                  or left[("nic", w)] <= 1e-12)}
+        rate.update(maxmin_rates([(ws[place], s) for s, ws in orders.items()
+                                  if place < len(ws)], cap, left))
     return rate
 
 
