@@ -11,8 +11,11 @@ from cli_json import records_or_json
 
 from optimizer import search
 from perfmodel import zoo
+from perfmodel._cli.common import DEFAULTS, resolve_spec
 from perfmodel.cli import CliError, main, parse_int_range
 from perfmodel.coarse import SyncCoarse, allreduce_step_time, sync_step_time
+from perfmodel.fit.selection import select_model
+from perfmodel.io import load_measurements
 
 
 def run(capsys, *argv):
@@ -445,3 +448,19 @@ def test_measurements_with_a_per_layer_trace(tmp_path, capsys):
                          "--cv", "none", "--format", "json")
     assert code == 0, err
     assert records_or_json(out)["model"] == "sim"
+
+
+def test_predict_measurements_names_the_run_that_would_settle_it(tmp_path, capsys):
+    runs = tmp_path / "async.csv"   # ResNet-50 on 2 servers, 1 Gbps: two async runs
+    runs.write_text("workers,n_ps,bandwidth,throughput,mode\n"
+                    "1,2,1Gbps,60.1,async\n2,2,1Gbps,118.4,async\n")
+    code, out, err = run(capsys, "predict", "--measurements", str(runs), "--profile",
+                         "zoo:resnet50-pipedream", "--workers", "4,8", "--format", "json")
+    assert code == 0, err
+    rows = records_or_json(out)
+    library = select_model(resolve_spec("zoo:resnet50-pipedream", "profile"),
+                           resolve_spec(DEFAULTS["cluster"], "cluster"),
+                           load_measurements(str(runs)))
+    assert library.suggested_run is not None        # MVA and lock-step part beyond 2 workers
+    assert {r["suggested_run"] for r in rows} == {library.suggested_run}
+    assert f"at {library.suggested_run} workers" in rows[0]["why"]

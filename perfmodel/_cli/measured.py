@@ -7,7 +7,7 @@ from ..errors import CliError, SpecError
 from ..fit.selection import select_model
 from ..sim.trace import Trace
 
-__all__ = ["selected_model", "workload_of", "check_selection_flags"]
+__all__ = ["selection_of", "workload_of", "check_selection_flags"]
 
 #: Flags that only shape what `--measurements` selects (flag, argparse dest).
 SELECTION_FLAGS = (("--lossy", "lossy"), ("--simulate", "simulate"), ("--link", "link"),
@@ -35,8 +35,10 @@ def check_selection_flags(args) -> None:
                            "on the measured runs); add the runs or drop the flag")
 
 
-def selected_model(args, profile, cluster):
-    """The model chosen and calibrated on --measurements (perfmodel.fit.selection)."""
+def selection_of(args, profile, cluster):
+    """The selection on --measurements (perfmodel.fit.selection): ``.chosen`` is the model
+    chosen and calibrated, ``.suggested_run`` the run that would settle what the runs leave
+    open."""
     try:
         selection = select_model(workload_of(args, profile), cluster,
                                  io.load_measurements(args.measurements),
@@ -50,4 +52,4 @@ def selected_model(args, profile, cluster):
         if err.field != "cpu_capacity":
             raise
         raise CliError(f"--cpu-capacity: {err.message}") from None
-    return selection.chosen
+    return selection

@@ -28,7 +28,7 @@ from .common import (
     quantities,
     resolve_spec,
 )
-from .measured import check_selection_flags, selected_model
+from .measured import check_selection_flags, selection_of
 from .place import run as run_place
 from .simulate import trace_from_arg
 
@@ -73,7 +73,7 @@ def _plot_scalability(args, plot):
     if not 0 <= args.threshold < 1:
         raise CliError(f"--threshold: must be in [0, 1), got {args.threshold}")
     if args.measurements:  # as `predict --measurements`: the selected model, --model unused
-        chosen = selected_model(args, profile, cluster_from_args(args))
+        chosen = selection_of(args, profile, cluster_from_args(args)).chosen
         models = {f"selected {chosen.name}": chosen}
     else:
         models = _plot_models(args)

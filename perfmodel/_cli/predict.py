@@ -23,7 +23,7 @@ from .common import (
     stamped_records,
     table_text,
 )
-from .measured import check_selection_flags, selected_model
+from .measured import check_selection_flags, selection_of
 
 __all__ = ["run"]
 
@@ -76,7 +76,8 @@ def run(args) -> str:
     if args.model == "layerwise":
         return _predict_layerwise(args)
     profile, cluster = profile_from_args(args), cluster_from_args(args)
-    model = selected_model(args, profile, cluster) if args.measurements else model_from_args(args)
+    selection = selection_of(args, profile, cluster) if args.measurements else None
+    model = model_from_args(args) if selection is None else selection.chosen
     workers = parse_int_range(args.workers, "--workers")
     bandwidths = quantities(args.bandwidth, "B/s", "--bandwidth") if args.bandwidth else None
     n_ps = parse_int_range(args.ps, "--ps") if args.ps else None
@@ -88,9 +89,9 @@ def run(args) -> str:
         check_sim_size(workers, 1)
     records = grid_records(model, profile, cluster, workers=workers, bandwidths=bandwidths,
                            n_ps=n_ps, epoch_samples=epoch_samples_for(args, profile.dnn))
-    if args.measurements and args.format == "json":   # which model answered, and why
-        records = [dict(r, model=model.name, why=model.why,
-                        calibration=dict(model.overrides)) for r in records]
+    if selection is not None and args.format == "json":   # which model answered, and why
+        records = [dict(r, model=model.name, why=model.why, calibration=dict(model.overrides),
+                        suggested_run=selection.suggested_run) for r in records]
     if args.format == "json":
         name = getattr(model, "name", None) or args.model
         return json_text(stamped_records("predict", name, records))
