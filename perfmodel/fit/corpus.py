@@ -153,17 +153,20 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     test = [m for m in ms if m.workers not in train_workers]
     test_rows = [r for r in rows if int(r["workers"]) not in train_workers]
     options.setdefault("lossy", first["buffer"] == "shallow")
-    selection = select_model(given, cluster, train, mode=first["mode"], overlap=overlap,
-                             simulate=simulate, **options)
+
+    def select(runs):
+        return select_model(given, cluster, runs, mode=first["mode"], overlap=overlap,
+                            simulate=simulate, **options)
+
+    selection = select(train)
     extra = selection.suggested_run if suggested else None
-    if extra is not None and any(m.workers == extra for m in test):
+    if extra not in {m.workers for m in test}:   # none suggested, or not in the corpus
+        extra = None
+    if extra is not None:
         train += [m for m in test if m.workers == extra]
         test = [m for m in test if m.workers != extra]
         test_rows = [r for r in test_rows if int(r["workers"]) != extra]
-        selection = select_model(given, cluster, train, mode=first["mode"], overlap=overlap,
-                                 simulate=simulate, **options)
-    else:
-        extra = None
+        selection = select(train)
     meas = np.array([m.throughput for m in test])
     chosen = selection.chosen
     ests = [chosen.estimate(measured_profile(profile, m), measured_cluster(cluster, m),

@@ -1370,7 +1370,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if spread is not None and not by_its_level:   # a level fits no timeout probability
         why += timeout_why(*spread)
     if by_its_level:
-        counts = len({m.workers for m in ms})
+        counts = len(_runs(ms))
         why += (f"; calibrated by its level: every step {fitted[pick].model.slowdown:g} times "
                 f"the model's (runs at {counts} worker count{'s' if counts > 1 else ''} show "
                 f"how much slower the job runs, not how that grows with the workers"

@@ -386,9 +386,8 @@ def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs
         Gets a progress line per regime.
     heavy_tail_steps : int
         The Pareto-jitter regimes measure this many times the steps (sync) and
-        gradients (async): the mean of 8 draws of a compute factor with CV 0.3
-        is itself off by about 11%, and the heavy tail makes larger misses
-        common.  1 (the committed corpus) or, for the long-tail corpus, 4.
+        gradients (async): 1 for the committed corpus, :data:`LONG_TAIL_STEPS`
+        for the long-tail one (module notes).
 
     Returns
     -------
@@ -403,6 +402,14 @@ def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs
     todo = [r for r in regimes if r["regime"] not in have
             and (only is None or r["regime"] in only)]
     started = _time.perf_counter()
+
+    def write() -> int:
+        """Write the rows so far under their header; the regimes done."""
+        done = len({r["regime"] for r in rows})
+        _write(path, rows, _header(n, seed, done, len(regimes), command, stalled,
+                                   heavy_tail_steps))
+        return done
+
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = {pool.submit(_regime_job, r, heavy_tail_steps): r for r in todo}
@@ -411,16 +418,12 @@ def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs
             rows.extend(new)
             stalled.extend(stuck)
             rows.sort(key=_order)
-            done = len({r["regime"] for r in rows})
-            _write(path, rows, _header(n, seed, done, len(regimes), command, stalled,
-                                           heavy_tail_steps))
+            done = write()
             if log is not None:
                 log(f"{done}/{len(regimes)} {futures[future]['regime']}: "
                     f"{_time.perf_counter() - started:.0f} s elapsed")
     if not todo:
-        done = len({r["regime"] for r in rows})
-        _write(path, rows, _header(n, seed, done, len(regimes), command, stalled,
-                                           heavy_tail_steps))
+        write()
     return len(rows)
 
 

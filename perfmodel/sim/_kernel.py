@@ -125,10 +125,11 @@ max-min NIC rule:
   results bit for bit), O(1) per event.
 * ``nic`` with several servers (max-min fair rates under the server links
   and the workers' NICs: by progressive filling under ``"ps"``; under
-  ``"fcfs"`` each link's head sends at its NIC's share among the links it
-  heads) stays on the scan path: every event of a direction brings all its active flows up to
-  date (``advance``), and when the direction changed its rates are
-  recomputed (``set_rates``) and its flows scanned for the next completion
+  ``"fcfs"`` place by place in the links' arrival orders, each worker taking
+  what the earlier places left of its link and NIC) stays on the scan path:
+  every event of a direction brings all its active flows up to date
+  (``advance``), and when the direction changed its rates are recomputed
+  (``set_rates``) and its flows scanned for the next completion
   (``next_link``): O(flows of the direction) per event.
 
 The heap path also does O(S) work per event (the links of a direction are
@@ -235,8 +236,10 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
     WL = W * L
     NX = 3 * L
     if nic != 0 and sharing == 1 and S > 1:
-        # rounds by place in the links' arrival orders: the round's flows (one per link)
-        # fill what the earlier rounds left of their link and NIC, max-min fair
+        # place by place in the links' arrival orders, the place's flows (one per link)
+        # fill what the earlier places left of their link and NIC, max-min fair.  The
+        # filling repeats the "ps" one below on purpose: it walks one cursor per link, where
+        # sharing it would walk every flow of the direction at every place (O(S W^2))
         for r in range(S + W):
             tmp_rem[r] = 1.0
         for i in range(S):
@@ -280,7 +283,7 @@ def set_rates(d, dims, sharing, cap, nic, lin, lfl, tmp_rem, tmp_cnt, frozen):
                         tmp_rem[S + w] -= inc
                 for i in range(S):
                     w = tmp_cnt[i]
-                    f = w * L + d * S + i
+                    f = w * L + d * S + i       # (unused when the link's orders ran out, w < 0)
                     if w >= 0 and frozen[f] == 0 and (
                             level >= cap * (1.0 - 1e-12) or tmp_rem[i] <= 1e-12
                             or tmp_rem[S + w] <= 1e-12):
