@@ -36,7 +36,22 @@ def test_held_out_levels_decide_the_split():
     assert 0.3 < counts["test"] / len(d) < 0.6     # both halves are large enough to report
 
 
-@pytest.mark.parametrize("dnn", nc.FACTORS["dnn"])
+def test_the_probe_shares_no_tcp_and_no_dnn_with_the_corpus():
+    d = nc.design(spec=nc.PROBE)
+    assert d == nc.design(spec=nc.PROBE) and len(d) == nc.PROBE.regimes
+    assert {r["split"] for r in d} == {"test"}
+    assert all(r["regime"].startswith("p") for r in d)
+    for name, levels in nc.PROBE.factors.items():
+        counts = Counter(r[name] for r in d)
+        assert set(counts) == set(levels)
+        assert max(counts.values()) - min(counts.values()) <= 1, name
+    for name in ("tcp", "dnn"):
+        assert not set(nc.PROBE.factors[name]) & set(nc.FACTORS[name]), name
+    assert set(nc.PROBE.factors["tcp"]) <= set(ns3_job.TCP_VARIANTS)
+    assert {r["buffer"] for r in d} == {"deep"} and {r["queue"] for r in d} == {"fair"}
+
+
+@pytest.mark.parametrize("dnn", nc.FACTORS["dnn"] + nc.PROBE.factors["dnn"])
 def test_blocks_keep_the_profile_totals(dnn):
     blocks = nc.pipedream_blocks(dnn)
     assert 0 < len(blocks) <= nc.CORPUS_BLOCKS
@@ -68,7 +83,7 @@ def test_a_stalled_run_is_listed_not_written(tmp_path):
                           stalled=stalled)
     assert rows == [] and stalled == [f"{regime['regime']}@1"]
     path = tmp_path / "c.csv"
-    nc._write(path, [], nc._header(96, 2026, 0, 96, "cmd", stalled))
+    nc._write(path, [], nc._header(nc.CORPUS, 96, 2026, 0, 96, "cmd", stalled))
     assert nc.read_stalled(path) == stalled and nc.read_rows(path) == []
 
 
@@ -94,11 +109,12 @@ def test_heavy_tail_steps_lengthen_only_the_pareto_regimes(monkeypatch):
 
     monkeypatch.setattr(nc, "regime_rows", rows)
     for jitter in nc.JITTER_CV:
-        nc._regime_job({"jitter": jitter, "regime": "c000"}, nc.LONG_TAIL_STEPS)
+        nc._regime_job({"jitter": jitter, "regime": "c000"}, nc.CORPUS_WORKERS,
+                       nc.LONG_TAIL_STEPS)
     assert seen == {"none": (8, 16), "lognormal": (8, 16), "pareto": (32, 64)}
-    header = nc._header(96, 2026, 96, 96, "cmd", heavy_tail_steps=4)
+    header = nc._header(nc.CORPUS, 96, 2026, 96, 96, "cmd", heavy_tail_steps=4)
     assert "4 times as many in the Pareto-jitter regimes" in header[3]
-    assert "times as many" not in nc._header(96, 2026, 96, 96, "cmd")[3]
+    assert "times as many" not in nc._header(nc.CORPUS, 96, 2026, 96, 96, "cmd")[3]
 
 
 ROWS = nc.read_rows(nc.CORPUS_PATH)

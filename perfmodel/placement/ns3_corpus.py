@@ -74,6 +74,7 @@ import multiprocessing
 import os
 import sys
 import time as _time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -88,8 +89,9 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_REGIMES", "CORPUS_SEED", "CORPUS_SCALE", "CORPUS_SEGMENTS", "scale_for",
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
-           "LONG_CORPUS_PATH", "LONG_TAIL_STEPS",
-           "design", "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
+           "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "DESIGNS",
+           "PROBE_PATH", "design", "split_of", "pipedream_blocks", "stop_time_for", "regime_run",
+           "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
 #: Every factor and its levels, fixed before modelling.
@@ -139,29 +141,80 @@ LONG_TAIL_STEPS = 4
 _GBPS = 1e9 / 8
 
 
-def design(n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED) -> list[dict]:
-    """``n`` regimes of a balanced random design over :data:`FACTORS` (module notes).
+@dataclass(frozen=True)
+class Design:
+    """A set of regimes fixed before modelling: factors, size, seed, worker counts.
 
-    Each regime is a dict of factor levels with its ``regime`` name (its index
-    in the design) and ``split``.  The same ``n`` and ``seed`` give the same list.
+    Attributes
+    ----------
+    name : str
+        ``"corpus"`` or ``"probe"``.
+    factors : dict of str to tuple
+        Every factor and its levels.
+    held_out : dict of str to tuple
+        Levels that put a regime in the ``test`` split.
+    regimes, seed : int
+        Size and seed of the balanced random draw (:func:`design`).
+    workers : tuple of int
+        Worker counts run in every regime.
+    prefix : str
+        First letter of the regime names (``c000``, ``p000``).
     """
-    rng = np.random.default_rng(seed)
+
+    name: str
+    factors: dict
+    held_out: dict
+    regimes: int
+    seed: int
+    workers: tuple
+    prefix: str
+
+
+#: The corpus every rule was designed on (its train half) and judged on (its test half).
+CORPUS = Design("corpus", FACTORS, HELD_OUT, CORPUS_REGIMES, CORPUS_SEED, CORPUS_WORKERS, "c")
+#: The probe: a second held-out set, fixed before it was run, that shares no TCP and no
+#: DNN with the corpus (module notes).  Every regime is ``test``.
+PROBE = Design(
+    "probe",
+    {"tcp": ("vegas", "bbr", "highspeed", "westwood"), "queue": ("fair",),
+     "buffer": ("deep",), "bandwidth_gbps": (1, 10, 25), "n_ps": (1, 2),
+     "dnn": ("resnet101", "resnext101", "densenet121", "gnmt"),
+     "jitter": ("none", "lognormal"), "mode": ("sync", "async"), "overlap": (False, True)},
+    {"tcp": ("vegas", "bbr", "highspeed", "westwood")}, 16, 2027, (1, 2, 3, 4, 6, 8, 12), "p")
+#: The designs by name.
+DESIGNS = {d.name: d for d in (CORPUS, PROBE)}
+#: The committed probe.
+PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
+
+
+def design(n: int | None = None, seed: int | None = None, *,
+           spec: Design = CORPUS) -> list[dict]:
+    """``n`` regimes of a balanced random design over ``spec.factors`` (module notes).
+
+    Each regime is a dict of factor levels with its ``regime`` name (the
+    design's prefix and its index) and ``split``.  ``n`` and ``seed`` default
+    to the design's; the same ones give the same list.
+    """
+    n = spec.regimes if n is None else n
+    rng = np.random.default_rng(spec.seed if seed is None else seed)
     columns = {}
-    for name, levels in FACTORS.items():
+    for name, levels in spec.factors.items():
         seq = [levels[i % len(levels)] for i in range(n)]
         columns[name] = [seq[i] for i in rng.permutation(n)]
     out = []
     for i in range(n):
-        r = {name: columns[name][i] for name in FACTORS}
-        r["regime"] = f"c{i:03d}"
-        r["split"] = split_of(r)
+        r = {name: columns[name][i] for name in spec.factors}
+        r["regime"] = f"{spec.prefix}{i:03d}"
+        r["split"] = split_of(r, spec.held_out)
         out.append(r)
     return out
 
 
-def split_of(regime: dict) -> str:
-    """``"test"`` when the regime has a held-out level (:data:`HELD_OUT`), else ``"train"``."""
-    held = any(regime.get(name) in levels for name, levels in HELD_OUT.items())
+def split_of(regime: dict, held_out: dict | None = None) -> str:
+    """``"test"`` when the regime has a held-out level (``held_out``, default
+    :data:`HELD_OUT`), else ``"train"``."""
+    held_out = HELD_OUT if held_out is None else held_out
+    held = any(regime.get(name) in levels for name, levels in held_out.items())
     return "test" if held else "train"
 
 
@@ -293,11 +346,12 @@ def _row(regime: dict, k: int, res) -> dict:
             wall_seconds=round(res.wall_seconds, 3))
 
 
-def _regime_job(regime: dict, heavy_tail_steps: int = 1) -> tuple[list[dict], list[str]]:
+def _regime_job(regime: dict, workers: tuple,
+                heavy_tail_steps: int = 1) -> tuple[list[dict], list[str]]:
     stalled: list[str] = []
     f = heavy_tail_steps if regime["jitter"] == "pareto" else 1
-    return regime_rows(regime, steps=f * CORPUS_STEPS, async_steps=f * CORPUS_ASYNC_STEPS,
-                       stalled=stalled), stalled
+    return regime_rows(regime, workers=workers, steps=f * CORPUS_STEPS,
+                       async_steps=f * CORPUS_ASYNC_STEPS, stalled=stalled), stalled
 
 
 #: Header line listing the runs that stalled (``regime@workers``).
@@ -315,15 +369,18 @@ def read_stalled(path) -> list[str]:
     return []
 
 
-def _header(n: int, seed: int, done: int, total: int, command: str,
+def _header(spec: Design, n: int, seed: int, done: int, total: int, command: str,
             stalled: list[str] = (), heavy_tail_steps: int = 1) -> list[str]:
     state = "complete" if done == total else f"PARTIAL: {done} of {total} regimes"
     extra = [STALLED_PREFIX + ", ".join(sorted(stalled))] if stalled else []
+    what = "corpus" if spec is CORPUS else f"corpus ({spec.name})"
+    where = ("the factors of perfmodel.placement.ns3_corpus" if spec is CORPUS
+             else f"the factors of perfmodel.placement.ns3_corpus.{spec.name.upper()}")
     return [
-        f"# perfmodel ns-3 corpus; {state}",
-        f"# design: {n} regimes of a balanced random design over the factors of "
-        f"perfmodel.placement.ns3_corpus (seed {seed}); held out (split=test): "
-        + ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in HELD_OUT.items()),
+        f"# perfmodel ns-3 {what}; {state}",
+        f"# design: {n} regimes of a balanced random design over {where} "
+        f"(seed {seed}); held out (split=test): "
+        + ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in spec.held_out.items()),
         f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 "
         f"{ns3_job.ns3_version()}, star of P servers + K workers, link delay 10 us, "
         f"bytes and rates divided by scale (>= {CORPUS_SCALE:g}, at least "
@@ -365,17 +422,17 @@ def _order(row: dict) -> tuple:
     return (row["regime"], int(row["workers"]))
 
 
-def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs: int = 1,
+def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: int = 1,
              only=None, command: str = "python -m perfmodel.placement.ns3_corpus --out FILE",
-             log=None, heavy_tail_steps: int = 1) -> int:
+             log=None, heavy_tail_steps: int = 1, spec: Design = CORPUS) -> int:
     """Run the regimes missing from ``out_path`` and write the corpus, sorted, after each one.
 
     Parameters
     ----------
     out_path : str or path
         The CSV; regimes already in it are kept and not run again.
-    n, seed : int
-        The design (:func:`design`).
+    n, seed : int, optional
+        The draw (:func:`design`); default the design's.
     jobs : int
         Processes running regimes at once.
     only : sequence of str, optional
@@ -388,6 +445,8 @@ def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs
         The Pareto-jitter regimes measure this many times the steps (sync) and
         gradients (async): 1 for the committed corpus, :data:`LONG_TAIL_STEPS`
         for the long-tail one (module notes).
+    spec : Design
+        :data:`CORPUS` (default) or :data:`PROBE`.
 
     Returns
     -------
@@ -395,7 +454,9 @@ def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs
         Data rows in the file.
     """
     path = Path(out_path)
-    regimes = design(n, seed)
+    n = spec.regimes if n is None else n
+    seed = spec.seed if seed is None else seed
+    regimes = design(n, seed, spec=spec)
     rows = read_rows(path)
     stalled = read_stalled(path)
     have = {r["regime"] for r in rows}
@@ -406,13 +467,14 @@ def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs
     def write() -> int:
         """Write the rows so far under their header; the regimes done."""
         done = len({r["regime"] for r in rows})
-        _write(path, rows, _header(n, seed, done, len(regimes), command, stalled,
+        _write(path, rows, _header(spec, n, seed, done, len(regimes), command, stalled,
                                    heavy_tail_steps))
         return done
 
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = {pool.submit(_regime_job, r, heavy_tail_steps): r for r in todo}
+        futures = {pool.submit(_regime_job, r, spec.workers, heavy_tail_steps): r
+                   for r in todo}
         for future in concurrent.futures.as_completed(futures):
             new, stuck = future.result()
             rows.extend(new)
@@ -428,12 +490,14 @@ def generate(out_path, *, n: int = CORPUS_REGIMES, seed: int = CORPUS_SEED, jobs
 
 
 def main(argv=None) -> int:
-    """``python -m perfmodel.placement.ns3_corpus --out FILE [--jobs N]``."""
+    """``python -m perfmodel.placement.ns3_corpus --out FILE [--jobs N] [--design probe]``."""
     p = argparse.ArgumentParser(prog="python -m perfmodel.placement.ns3_corpus",
                                 description="packet-level ns-3 corpus of PS jobs (CSV)")
     p.add_argument("--out", required=True, help="CSV file to write (resumed when it exists)")
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
-    p.add_argument("--regimes", type=int, default=CORPUS_REGIMES)
+    p.add_argument("--design", choices=tuple(DESIGNS), default="corpus",
+                   help="the corpus (default) or the probe (module notes)")
+    p.add_argument("--regimes", type=int, help="regimes drawn (default: the design's)")
     p.add_argument("--only", help="comma-separated regime names to run")
     p.add_argument("--heavy-tail-steps", type=int, default=1,
                    help="the Pareto-jitter regimes measure this many times the steps and "
@@ -442,7 +506,7 @@ def main(argv=None) -> int:
     if not ns3_job.available():
         print("error: the corpus needs ns-3: pip install 'perfmodel[ns3]'", file=sys.stderr)
         return 2
-    if a.jobs < 1 or a.regimes < 1 or a.heavy_tail_steps < 1:
+    if a.jobs < 1 or (a.regimes is not None and a.regimes < 1) or a.heavy_tail_steps < 1:
         print("error: --jobs, --regimes and --heavy-tail-steps must be >= 1", file=sys.stderr)
         return 2
     command = " ".join(["python -m perfmodel.placement.ns3_corpus"]
@@ -450,7 +514,8 @@ def main(argv=None) -> int:
     try:
         generate(a.out, n=a.regimes, jobs=a.jobs,
                  only=None if a.only is None else a.only.split(","), command=command,
-                 log=lambda s: print(s, flush=True), heavy_tail_steps=a.heavy_tail_steps)
+                 log=lambda s: print(s, flush=True), heavy_tail_steps=a.heavy_tail_steps,
+                 spec=DESIGNS[a.design])
     except SpecError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

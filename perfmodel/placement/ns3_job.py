@@ -102,7 +102,11 @@ DEFAULT_T_UPDATE = 0.02
 
 #: TCP congestion controls: name -> ns-3 socket type.  DCTCP marks instead of queueing
 #: (ECN: RED at a fixed threshold on a FIFO port, a sojourn threshold on a fair queue).
-TCP_VARIANTS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp"}
+#: Vegas (delay-based), BBR (rate-based), HighSpeed and Westwood+ (loss-based) are what
+#: the probe corpus runs: controls no rule was designed on.
+TCP_VARIANTS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp",
+                "vegas": "ns3::TcpVegas", "bbr": "ns3::TcpBbr",
+                "highspeed": "ns3::TcpHighSpeed", "westwood": "ns3::TcpWestwoodPlus"}
 #: Egress queue disciplines of the NIC links.
 QUEUES = ("fifo", "fair")
 #: Default buffer of each queue, packets: Linux's txqueuelen, and FqCoDel's own limit.
@@ -625,7 +629,7 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
         worker exchanges it with each server over a TCP connection of its own,
         and each server updates its share on a CPU of its own
         (``t_update / P``).  The step ends when every server is done.
-    tcp : {"newreno", "cubic", "dctcp"}
+    tcp : {"newreno", "cubic", "dctcp", "vegas", "bbr", "highspeed", "westwood"}
         Congestion control (:data:`TCP_VARIANTS`).  DCTCP gets ECN marking:
         RED at :data:`DCTCP_MARK_PACKETS` on a FIFO queue, a sojourn of
         :data:`DCTCP_CE_THRESHOLD` on a fair one.
