@@ -285,8 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--only", action="append", choices=("dl2", "ns3", "corpus"),
                    help="matrix: only this dataset (repeatable; corpus: the held-out "
                         "protocol on the ns-3 corpus, train and test side by side)")
-    v.add_argument("--corpus", help="matrix: the ns-3 corpus CSV (default: the committed "
-                                    "perfmodel/zoo/validation/ns3_corpus.csv)")
+    v.add_argument("--corpus", help="matrix --only corpus: a committed packet-level set by "
+                                    "name (corpus, the default; long-tail; probe: 16 regimes "
+                                    "with TCPs and DNNs the corpus never ran) or a corpus CSV")
     v.add_argument("--split", action="append", choices=("train", "test"),
                    help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--layers", action="store_true",

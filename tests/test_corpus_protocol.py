@@ -7,7 +7,7 @@ import pytest
 
 from perfmodel.cli import main
 from perfmodel.fit.corpus import TRAIN_WORKERS, CorpusReport, _measurements, evaluate_corpus, evaluate_regime
-from perfmodel.placement.ns3_corpus import CORPUS_COLUMNS, CORPUS_PATH, read_rows
+from perfmodel.placement.ns3_corpus import CORPUS_COLUMNS, CORPUS_PATH, PROBE_PATH, read_rows
 
 ROWS = read_rows(CORPUS_PATH)
 BY_REGIME: dict = {}
@@ -144,3 +144,20 @@ def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"perfmodel: error: {flag}: acts only on")
+
+
+def test_cli_runs_the_probe_by_name(capsys):
+    # the probe holds every regime out, so the protocol reports its test split only, for
+    # both modes, with every run at 3-12 workers predicted from the 1- and 2-worker runs
+    assert main(["validate", "matrix", "--only", "corpus", "--corpus", "probe",
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    probe = read_rows(PROBE_PATH)
+    assert {r["split"] for r in data["results"]} == {"test"}
+    assert {r["mode"] for r in data["results"]} == {"sync", "async"}
+    assert len(data["results"]) == len({r["regime"] for r in probe})
+    predicted = sum(len(r["points"]) for r in data["results"])
+    assert predicted == sum(int(r["workers"]) > 2 for r in probe)
+    assert {s["split"] for s in data["summary"]} == {"test"}
+    assert main(["validate", "matrix", "--only", "corpus", "--corpus", "nowhere"]) == 2
+    assert "--corpus: nowhere" in capsys.readouterr().err

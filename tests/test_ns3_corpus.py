@@ -119,13 +119,17 @@ def test_heavy_tail_steps_lengthen_only_the_pareto_regimes(monkeypatch):
 
 ROWS = nc.read_rows(nc.CORPUS_PATH)
 LONG_ROWS = nc.read_rows(nc.LONG_CORPUS_PATH)
-SHIPPED = [(nc.CORPUS_PATH, ROWS), (nc.LONG_CORPUS_PATH, LONG_ROWS)]
+PROBE_ROWS = nc.read_rows(nc.PROBE_PATH)
+SHIPPED = [(nc.CORPUS_PATH, ROWS, nc.CORPUS), (nc.LONG_CORPUS_PATH, LONG_ROWS, nc.CORPUS),
+           (nc.PROBE_PATH, PROBE_ROWS, nc.PROBE)]
+SHIPPED_IDS = ["corpus", "long-tail", "probe"]
 
 
-@pytest.mark.parametrize("path, shipped", SHIPPED, ids=["corpus", "long-tail"])
-def test_shipped_corpus_rows_carry_the_design_and_every_worker_count(path, shipped):
+@pytest.mark.parametrize("path, shipped, spec", SHIPPED, ids=SHIPPED_IDS)
+def test_shipped_corpus_rows_carry_the_design_and_every_worker_count(path, shipped, spec):
+    assert shipped, path   # committed
     header = path.read_text().splitlines()[0]
-    design = {r["regime"]: r for r in nc.design()}
+    design = {r["regime"]: r for r in nc.design(spec=spec)}
     stalled = set(nc.read_stalled(path))
     by_regime: dict = {}
     for row in shipped:
@@ -135,16 +139,18 @@ def test_shipped_corpus_rows_carry_the_design_and_every_worker_count(path, shipp
         f"PARTIAL: {len(by_regime)} of {len(design)} regimes"
     assert header.endswith(state)
     for name, rows in by_regime.items():
-        missing = {int(k) for k in nc.CORPUS_WORKERS} - {int(r["workers"]) for r in rows}
+        missing = {int(k) for k in spec.workers} - {int(r["workers"]) for r in rows}
         assert {f"{name}@{k}" for k in missing} <= stalled, name   # a missing run stalled
         assert len(rows) == len({r["workers"] for r in rows})
         regime = design[name]
         for row in rows:   # the rows say what the design drew
             assert row["split"] == regime["split"] and row["dnn"] == regime["dnn"]
             assert row["tcp"] == regime["tcp"] and int(row["n_ps"]) == regime["n_ps"]
+            assert row["queue"] == regime["queue"] and row["jitter"] == regime["jitter"]
+            assert int(row["overlap"]) == regime["overlap"] and row["mode"] == regime["mode"]
 
 
-@pytest.mark.parametrize("shipped", [ROWS, LONG_ROWS], ids=["corpus", "long-tail"])
+@pytest.mark.parametrize("shipped", [ROWS, LONG_ROWS, PROBE_ROWS], ids=SHIPPED_IDS)
 def test_shipped_corpus_respects_the_compute_and_nic_floors(shipped):
     # a worker never steps faster than its compute (mean factor 1) nor moves its model
     # over its NIC faster than the line rate: throughput <= K b / max(T_C, M / B)
@@ -179,3 +185,8 @@ def test_the_long_tail_corpus_differs_only_in_its_pareto_runs():
         else:                           # the same design, measured 4 times as long
             assert int(row["steps"]) == nc.LONG_TAIL_STEPS * int(other["steps"]), key
             assert row["seed"] == other["seed"] and row["split"] == other["split"]
+
+
+def test_the_probe_is_loss_free_as_designed():
+    # fair-queued hosts with deep buffers: no run of the probe dropped a packet
+    assert PROBE_ROWS and all(int(r["queue_drops"]) == 0 for r in PROBE_ROWS)

@@ -7,23 +7,40 @@ from pathlib import Path
 from ..fit.corpus import evaluate_corpus
 from ..fit.dl2 import validate_dl2
 from ..fit.validation import DL2_MAX_TRAIN_SIZE, load_ns3, validation_matrix
-from ..placement.ns3_corpus import CORPUS_PATH, read_rows
+from ..placement.ns3_corpus import CORPUS_PATH, LONG_CORPUS_PATH, PROBE_PATH, read_rows
 from .common import CliError, json_text, parse_int_range, progress_bar
 
 __all__ = ["run"]
 
+#: The committed packet-level sets ``--corpus`` takes by name.
+CORPORA = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH}
+
+
+def _corpus_path(value) -> Path:
+    """``--corpus``: a committed set's name (:data:`CORPORA`) or a CSV file."""
+    if value is None:
+        return CORPUS_PATH
+    if value in CORPORA:
+        return CORPORA[value]
+    if not Path(value).is_file():
+        raise CliError(f"--corpus: {value} is neither a file nor one of {', '.join(CORPORA)}")
+    return Path(value)
+
 
 def _corpus(args, train) -> tuple:
     """The held-out protocol on the ns-3 corpus: (report, its json, its text)."""
-    rows = read_rows(args.corpus or CORPUS_PATH)
+    rows = read_rows(_corpus_path(args.corpus))
     splits = tuple(args.split or ("train", "test"))
     total = len({r["regime"] for r in rows if r["split"] in splits})
     with progress_bar(total, "regimes") as tick:
         report = evaluate_corpus(rows=rows, train_workers=train, splits=splits,
                                  layers=args.layers, suggested=args.suggested_run,
                                  progress=lambda done, _total: tick(done))
-    text = ("\nheld-out protocol on the ns-3 corpus (train and test side by side; the "
-            "test half holds out whole factor levels):\n\n")
+    path = _corpus_path(args.corpus)
+    what = ("the probe (every regime held out: TCP controls and DNNs the corpus never ran)"
+            if path == PROBE_PATH else "the ns-3 corpus (train and test side by side; the "
+            "test half holds out whole factor levels)")
+    text = f"\nheld-out protocol on {what}:\n\n"
     body = report.markdown() if args.format == "markdown" else report.text()
     return report, report.to_dict(), text + body + "\n"
 
@@ -59,9 +76,9 @@ def _validate_matrix(args) -> str:
         raise CliError(f"--train-size: between 1 and {DL2_MAX_TRAIN_SIZE}, got {args.train_size}")
     if min(train) < 1:
         raise CliError(f"--train-workers: worker counts are >= 1, got {min(train)}")
-    for flag, path in (("--corpus", args.corpus), ("--ns3", args.ns3)):
-        if path is not None and not Path(path).is_file():
-            raise CliError(f"{flag}: {path} is not a file")
+    _corpus_path(args.corpus)
+    if args.ns3 is not None and not Path(args.ns3).is_file():
+        raise CliError(f"--ns3: {args.ns3} is not a file")
     corpus = _corpus(args, train) if "corpus" in only else None
     if corpus is not None and set(only) == {"corpus"}:
         return json_text(corpus[1]) if args.format == "json" else corpus[2]

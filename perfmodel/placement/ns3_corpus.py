@@ -63,6 +63,19 @@ worker's compute factors begin as in the committed corpus); its other rows
 are the committed corpus's, which the generator reproduces exactly.  The
 committed corpus stays the one the split's rules were designed on; the
 long-tail one tells how much of an error is the corpus's sample.
+
+Probe
+-----
+The corpus's test half shares the corpus's other levels with its train
+half, and its per-regime errors have been read while rules were designed.
+:data:`PROBE` is a second held-out set, fixed and committed before it was
+run (``--design probe``; :data:`PROBE_PATH`): 16 regimes on fair-queued
+hosts with deep buffers (loss-free), with TCP controls no rule was designed
+on (Vegas: delay-based; BBR: rate-based; HighSpeed, Westwood+: loss-based)
+and DNNs the corpus never ran (the measured per-layer profiles of
+resnet101, resnext101, densenet121 and GNMT), 1, 10 or 25 Gbps, 1-2
+servers, no jitter or lognormal, sync or async, overlap off or on, at 1 to
+12 workers.  Every regime is ``test``; nothing is tuned on it.
 """
 
 from __future__ import annotations
