@@ -6,7 +6,7 @@ import json
 import pytest
 
 from perfmodel.cli import main
-from perfmodel.fit.corpus import TRAIN_WORKERS, CorpusReport, _measurements, evaluate_corpus, evaluate_regime
+from perfmodel.fit.corpus import SPLITS, TRAIN_WORKERS, CorpusReport, _measurements, evaluate_corpus, evaluate_regime
 from perfmodel.placement.ns3_corpus import CORPUS_COLUMNS, CORPUS_PATH, PROBE_PATH, read_rows
 
 ROWS = read_rows(CORPUS_PATH)
@@ -153,11 +153,26 @@ def test_cli_runs_the_probe_by_name(capsys):
                  "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     probe = read_rows(PROBE_PATH)
-    assert {r["split"] for r in data["results"]} == {"test"}
+    assert {r["split"] for r in data["results"]} == {"probe"}
     assert {r["mode"] for r in data["results"]} == {"sync", "async"}
     assert len(data["results"]) == len({r["regime"] for r in probe})
     predicted = sum(len(r["points"]) for r in data["results"])
     assert predicted == sum(int(r["workers"]) > 2 for r in probe)
-    assert {s["split"] for s in data["summary"]} == {"test"}
+    assert {s["split"] for s in data["summary"]} == {"probe"}
     assert main(["validate", "matrix", "--only", "corpus", "--corpus", "nowhere"]) == 2
     assert "--corpus: nowhere" in capsys.readouterr().err
+
+
+def test_the_report_puts_the_probe_beside_both_halves():
+    probe = read_rows(PROBE_PATH)
+    first_probe = [r for r in probe if r["regime"] == probe[0]["regime"]]
+    rows = _first("train", "sync") + _first("test", "sync") + first_probe
+    report = evaluate_corpus(rows=rows, simulate=False)
+    assert [r.split for r in report.results] == ["train", "test", "probe"]
+    for cls in {s["class"] for s in report.summary()}:
+        splits = [s["split"] for s in report.summary() if s["class"] == cls]
+        assert splits == sorted(splits, key=SPLITS.index)
+    assert "probe" in {s["split"] for s in report.summary()}
+    assert "| probe |" in report.markdown()
+    assert evaluate_corpus(rows=rows, simulate=False, splits=("probe",)).results[0].split \
+        == "probe"

@@ -39,7 +39,7 @@ def test_held_out_levels_decide_the_split():
 def test_the_probe_shares_no_tcp_and_no_dnn_with_the_corpus():
     d = nc.design(spec=nc.PROBE)
     assert d == nc.design(spec=nc.PROBE) and len(d) == nc.PROBE.regimes
-    assert {r["split"] for r in d} == {"test"}
+    assert {r["split"] for r in d} == {"probe"}
     assert all(r["regime"].startswith("p") for r in d)
     for name, levels in nc.PROBE.factors.items():
         counts = Counter(r[name] for r in d)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..fit.corpus import evaluate_corpus
+from ..fit.corpus import SPLITS, evaluate_corpus
 from ..fit.dl2 import validate_dl2
 from ..fit.validation import DL2_MAX_TRAIN_SIZE, load_ns3, validation_matrix
 from ..placement.ns3_corpus import CORPUS_PATH, LONG_CORPUS_PATH, PROBE_PATH, read_rows
@@ -16,10 +16,11 @@ __all__ = ["run"]
 CORPORA = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH}
 
 
-def _corpus_path(value) -> Path:
-    """``--corpus``: a committed set's name (:data:`CORPORA`) or a CSV file."""
+def _corpus_path(value) -> Path | None:
+    """``--corpus``: a committed set's name (:data:`CORPORA`) or a CSV file; None when
+    not given (the corpus and the probe)."""
     if value is None:
-        return CORPUS_PATH
+        return None
     if value in CORPORA:
         return CORPORA[value]
     if not Path(value).is_file():
@@ -29,17 +30,20 @@ def _corpus_path(value) -> Path:
 
 def _corpus(args, train) -> tuple:
     """The held-out protocol on the ns-3 corpus: (report, its json, its text)."""
-    rows = read_rows(_corpus_path(args.corpus))
-    splits = tuple(args.split or ("train", "test"))
+    path = _corpus_path(args.corpus)
+    rows = (read_rows(CORPUS_PATH) + read_rows(PROBE_PATH) if path is None
+            else read_rows(path))
+    splits = tuple(args.split or SPLITS)
     total = len({r["regime"] for r in rows if r["split"] in splits})
     with progress_bar(total, "regimes") as tick:
         report = evaluate_corpus(rows=rows, train_workers=train, splits=splits,
                                  layers=args.layers, suggested=args.suggested_run,
                                  progress=lambda done, _total: tick(done))
-    path = _corpus_path(args.corpus)
     what = ("the probe (every regime held out: TCP controls and DNNs the corpus never ran)"
             if path == PROBE_PATH else "the ns-3 corpus (train and test side by side; the "
-            "test half holds out whole factor levels)")
+            "test half holds out whole factor levels" + (
+                "; the probe holds out TCP controls and DNNs the corpus never ran)"
+                if path is None else ")"))
     text = f"\nheld-out protocol on {what}:\n\n"
     body = report.markdown() if args.format == "markdown" else report.text()
     return report, report.to_dict(), text + body + "\n"

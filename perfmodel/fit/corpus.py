@@ -14,7 +14,9 @@ The corpus was split by whole factor levels before any rule was designed on
 it (``split``: Cubic TCP and the resnext50 DNN are ``test`` only).  Rules are
 designed and tuned on ``train``; ``test`` is reported beside it and never
 tuned: a rule whose test error is much worse than its train error is
-overfitted.
+overfitted.  The probe (split ``probe``) is a second held-out set whose TCP
+controls and DNNs the corpus never ran, fixed and committed before it was
+first evaluated; it is reported beside both halves.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume
@@ -37,13 +39,16 @@ from ..specs import Cluster
 from .grid import predict_measurements
 from .selection import select_model
 
-__all__ = ["TRAIN_WORKERS", "TARGET_MEAN", "TARGET_MAX", "RegimeResult", "CorpusReport",
-           "evaluate_regime", "evaluate_corpus"]
+__all__ = ["TRAIN_WORKERS", "TARGET_MEAN", "TARGET_MAX", "SPLITS", "RegimeResult",
+           "CorpusReport", "evaluate_regime", "evaluate_corpus"]
 
 #: Worker counts of the measurements a user gives (the rest are predicted).
 TRAIN_WORKERS = (1, 2)
 #: The accuracy aimed at, per regime: mean and largest relative throughput error.
 TARGET_MEAN, TARGET_MAX = 0.05, 0.10
+#: The splits, in report order: the corpus's halves, then the probe (a second held-out
+#: set, :data:`~perfmodel.placement.ns3_corpus.PROBE`).
+SPLITS = ("train", "test", "probe")
 #: Minimum retransmission timeout of the corpus's TCP (s).
 MIN_RTO = 1.0
 
@@ -215,7 +220,7 @@ class CorpusReport:
         regimes meeting the target, mean coverage, median half-width."""
         out = []
         for cls in ("sync, loss-free", "async, loss-free", "sync, lossy", "async, lossy"):
-            for split in ("train", "test"):
+            for split in SPLITS:
                 rs = [r for r in self.results if r.split == split and r.regime_class == cls]
                 if not rs:
                     continue
@@ -235,7 +240,7 @@ class CorpusReport:
             names = list(dict.fromkeys(n for r in self.results if r.mode == mode
                                        for n in r.candidates))
             for name in names:
-                for split in ("train", "test"):
+                for split in SPLITS:
                     errs = [r.candidates[name] for r in self.results
                             if r.mode == mode and r.split == split and not r.lossy
                             and name in r.candidates]
@@ -288,7 +293,7 @@ class CorpusReport:
         return "\n".join(lines)
 
 
-def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = ("train", "test"),
+def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
                     regimes: Sequence[str] | None = None,
                     train_workers: Sequence[int] = TRAIN_WORKERS,
                     simulate: bool = True, layers: bool = False, suggested: bool = False,

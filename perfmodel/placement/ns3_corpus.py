@@ -75,7 +75,7 @@ on (Vegas: delay-based; BBR: rate-based; HighSpeed, Westwood+: loss-based)
 and DNNs the corpus never ran (the measured per-layer profiles of
 resnet101, resnext101, densenet121 and GNMT), 1, 10 or 25 Gbps, 1-2
 servers, no jitter or lognormal, sync or async, overlap off or on, at 1 to
-12 workers.  Every regime is ``test``; nothing is tuned on it.
+12 workers.  Every regime is in the ``probe`` split; nothing is tuned on it.
 """
 
 from __future__ import annotations
@@ -165,13 +165,15 @@ class Design:
     factors : dict of str to tuple
         Every factor and its levels.
     held_out : dict of str to tuple
-        Levels that put a regime in the ``test`` split.
+        Levels that put a regime in the ``test`` split (unless ``split`` is set).
     regimes, seed : int
         Size and seed of the balanced random draw (:func:`design`).
     workers : tuple of int
         Worker counts run in every regime.
     prefix : str
         First letter of the regime names (``c000``, ``p000``).
+    split : str or None
+        The split of every regime (the probe's ``"probe"``); None: ``held_out`` decides.
     """
 
     name: str
@@ -181,19 +183,20 @@ class Design:
     seed: int
     workers: tuple
     prefix: str
+    split: str | None = None
 
 
 #: The corpus every rule was designed on (its train half) and judged on (its test half).
 CORPUS = Design("corpus", FACTORS, HELD_OUT, CORPUS_REGIMES, CORPUS_SEED, CORPUS_WORKERS, "c")
 #: The probe: a second held-out set, fixed before it was run, that shares no TCP and no
-#: DNN with the corpus (module notes).  Every regime is ``test``.
+#: DNN with the corpus (module notes).  Every regime is in the ``probe`` split.
 PROBE = Design(
     "probe",
     {"tcp": ("vegas", "bbr", "highspeed", "westwood"), "queue": ("fair",),
      "buffer": ("deep",), "bandwidth_gbps": (1, 10, 25), "n_ps": (1, 2),
      "dnn": ("resnet101", "resnext101", "densenet121", "gnmt"),
      "jitter": ("none", "lognormal"), "mode": ("sync", "async"), "overlap": (False, True)},
-    {"tcp": ("vegas", "bbr", "highspeed", "westwood")}, 16, 2027, (1, 2, 3, 4, 6, 8, 12), "p")
+    {}, 16, 2027, (1, 2, 3, 4, 6, 8, 12), "p", split="probe")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE)}
 #: The committed probe.
@@ -218,7 +221,7 @@ def design(n: int | None = None, seed: int | None = None, *,
     for i in range(n):
         r = {name: columns[name][i] for name in spec.factors}
         r["regime"] = f"{spec.prefix}{i:03d}"
-        r["split"] = split_of(r, spec.held_out)
+        r["split"] = spec.split or split_of(r, spec.held_out)
         out.append(r)
     return out
 
@@ -392,8 +395,10 @@ def _header(spec: Design, n: int, seed: int, done: int, total: int, command: str
     return [
         f"# perfmodel ns-3 {what}; {state}",
         f"# design: {n} regimes of a balanced random design over {where} "
-        f"(seed {seed}); held out (split=test): "
-        + ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in spec.held_out.items()),
+        f"(seed {seed}); "
+        + (f"every regime held out (split={spec.split})" if spec.split else
+           "held out (split=test): "
+           + ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in spec.held_out.items())),
         f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 "
         f"{ns3_job.ns3_version()}, star of P servers + K workers, link delay 10 us, "
         f"bytes and rates divided by scale (>= {CORPUS_SCALE:g}, at least "
