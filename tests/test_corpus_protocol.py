@@ -6,7 +6,14 @@ import json
 import pytest
 
 from perfmodel.cli import main
-from perfmodel.fit.corpus import SPLITS, TRAIN_WORKERS, CorpusReport, _measurements, evaluate_corpus, evaluate_regime
+from perfmodel.fit.corpus import (
+    SPLITS,
+    TRAIN_WORKERS,
+    CorpusReport,
+    _measurements,
+    evaluate_corpus,
+    evaluate_regime,
+)
 from perfmodel.placement.ns3_corpus import CORPUS_COLUMNS, CORPUS_PATH, PROBE_PATH, read_rows
 
 ROWS = read_rows(CORPUS_PATH)
