@@ -259,7 +259,8 @@ def test_block_bytes_cover_the_model():
 
 
 @pytest.mark.parametrize("field, kwargs", [
-    ("tcp", dict(tcp="vegas")), ("n_ps", dict(n_ps=0)), ("buffer", dict(buffer=1)),
+    ("tcp", dict(tcp="reno2")), ("n_ps", dict(n_ps=0)), ("buffer", dict(buffer=1)),
+    ("ce_threshold", dict(ce_threshold=0.0)), ("ce_threshold", dict(ce_threshold=-1e-3)),
     ("jitter", dict(jitter="uniform")), ("blocks", dict(blocks=[(0.5, 0.5, 0.5)])),
     ("blocks", dict(blocks=[(1.0, 1.0)]))])
 def test_bad_new_options_name_the_field(field, kwargs):

@@ -16,9 +16,10 @@ correction in ``forkjoin``) and meant to compare rules with each other.
     python docs/experiments/corpus_probes.py convoy     # ns-3: c087 without jitter
     python docs/experiments/corpus_probes.py dip        # ns-3: c053 with and without jitter
     python docs/experiments/corpus_probes.py sharing    # ns-3: c036 under 5 TCP / queue pairs
+    python docs/experiments/corpus_probes.py marking    # ns-3: DCTCP's mark threshold, c040
 
-``convoy``, ``dip`` and ``sharing`` run ns-3 (the ``ns3`` extra, about a minute each;
-``sharing`` about three).
+``convoy``, ``dip``, ``sharing`` and ``marking`` run ns-3 (the ``ns3`` extra, about a
+minute each; ``sharing`` about three).
 """
 
 import collections
@@ -299,6 +300,23 @@ def convoy(name: str = "c087") -> None:
               f"of the n-th gradient (s), n = 1..10: {np.round(spread[:10], 2).tolist()}")
 
 
+def marking(name: str = "c040") -> None:
+    """ns-3: DCTCP on fair-queued 1 Gbps hosts runs far below the link's rate.  At the
+    corpus's scaled rate one packet takes longer to send than the 1 ms sojourn that marks
+    it, so nearly every queued packet is marked; with the threshold above one packet's
+    time the same runs go at the link's rate."""
+    regime = next(r for r in ns3_corpus.design() if r["regime"] == name)
+    profile, _ = ns3_corpus._job(regime)
+    packet = 1502 * 8 * ns3_corpus.scale_for(profile.model_bytes) / (
+        regime["bandwidth_gbps"] * 1e9)
+    print(f"{name}: one packet takes {1e3 * packet:.2f} ms at the scaled rate")
+    for threshold in (1e-3, 5e-3, 20e-3):
+        speeds = [ns3_corpus.regime_run(regime, k, ce_threshold=threshold).throughput
+                  for k in (1, 2)]
+        print(f"{name}, marked beyond {1e3 * threshold:.0f} ms: 1 and 2 workers at "
+              f"{speeds[0]:.1f} and {speeds[1]:.1f} samples/s")
+
+
 if __name__ == "__main__":
     {"forkjoin": forkjoin, "fade": fade, "offset": offset, "blend": blend, "groups": groups,
-     "convoy": convoy, "dip": dip, "sharing": sharing}[sys.argv[1]]()
+     "convoy": convoy, "dip": dip, "sharing": sharing, "marking": marking}[sys.argv[1]]()

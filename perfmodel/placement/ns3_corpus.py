@@ -313,8 +313,11 @@ def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, steps: int = CORPUS_STE
 
 def regime_run(regime: dict, workers: int, *, steps: int = CORPUS_STEPS,
                async_steps: int = CORPUS_ASYNC_STEPS, warmup: int = CORPUS_WARMUP,
-               batches: int = CORPUS_BATCHES, stop_time: float | None = None):
-    """One packet-level run of a regime at ``workers`` (the corpus's settings).
+               batches: int = CORPUS_BATCHES, stop_time: float | None = None,
+               **engine):
+    """One packet-level run of a regime at ``workers`` (the corpus's settings; ``engine``:
+    further options of :func:`~perfmodel.placement.ns3_job.simulate_ps_job_ns3`, to probe
+    one of them).
 
     Returns
     -------
@@ -339,7 +342,7 @@ def regime_run(regime: dict, workers: int, *, steps: int = CORPUS_STEPS,
         seed=int(regime["regime"][1:]), n_ps=regime["n_ps"], tcp=regime["tcp"],
         buffer=BUFFERS[regime["buffer"]][regime["queue"]], jitter=regime["jitter"],
         blocks=pipedream_blocks(regime["dnn"]) if regime["overlap"] else None,
-        stop_time=stop_time)
+        stop_time=stop_time, **engine)
 
 
 def _row(regime: dict, k: int, res) -> dict:

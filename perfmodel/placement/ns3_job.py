@@ -516,7 +516,8 @@ def _check_job(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
 
 def _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, scale, steps,
                    warmup, batches, delay, segment_size, min_rto, stop_time, n_ps=1,
-                   tcp="newreno", buffer=None, jitter="lognormal", blocks=None):
+                   tcp="newreno", buffer=None, jitter="lognormal", blocks=None,
+                   ce_threshold=DCTCP_CE_THRESHOLD):
     """The engine options, checked, or SpecError naming the argument."""
     if not isinstance(overlap, bool):
         raise SpecError("overlap", f"expected True or False, got {overlap!r}")
@@ -541,7 +542,8 @@ def _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, 
         delay=_v.number("delay", delay, "s", minimum=0),
         segment_size=_v.integer("segment_size", segment_size, minimum=64),
         min_rto=_v.number("min_rto", min_rto, "s", positive=True),
-        stop_time=_v.number("stop_time", stop_time, "s", positive=True))
+        stop_time=_v.number("stop_time", stop_time, "s", positive=True),
+        ce_threshold=_v.number("ce_threshold", ce_threshold, "s", positive=True))
     if opts["steps"] < opts["batches"]:
         raise SpecError("steps", f"must be >= batches={opts['batches']}, got {steps!r}")
     return opts
@@ -577,7 +579,7 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
                         batches: int = 5, seed=0, delay=10e-6, segment_size: int = 1448,
                         min_rto=1.0, stop_time=1e5, n_ps: int = 1, tcp: str = "newreno",
                         buffer: int | None = None, jitter: str = "lognormal",
-                        blocks=None) -> Ns3JobResult:
+                        blocks=None, ce_threshold=DCTCP_CE_THRESHOLD) -> Ns3JobResult:
     """Run one PS job (P servers, K workers, a star) in ns-3 with TCP; measure its speed.
 
     Parameters
@@ -642,6 +644,12 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
         With ``overlap``, the blocks' shares of the model bytes and of the
         forward and backward times (a per-layer profile grouped into blocks);
         None: ``chunks`` equal blocks.
+    ce_threshold : float, s
+        DCTCP on a fair queue: a packet is marked when it waited longer
+        (default :data:`DCTCP_CE_THRESHOLD`).  Below the transmission time
+        of one packet at the scaled rate (``1502 * 8 * scale / (8 *
+        bandwidth)``) nearly every queued packet is marked and DCTCP runs the
+        link well below its rate (docs/validation.md).
 
     Returns
     -------
@@ -665,7 +673,7 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
                      batch_size)
     o = _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, scale,
                        steps, warmup, batches, delay, segment_size, min_rto, stop_time, n_ps,
-                       tcp, buffer, jitter, blocks)
+                       tcp, buffer, jitter, blocks, ce_threshold)
     shares = o["blocks"] if o["overlap"] else None
     blocks = (len(shares) if shares is not None else o["chunks"]) if o["overlap"] else 1
     if job["model_bytes"] / o["scale"] < blocks:
@@ -687,7 +695,7 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
     r.tcp = TCP_VARIANTS[o["tcp"]]
     r.ecn = o["tcp"] == "dctcp"
     r.bufferPackets = o["buffer"]
-    r.markPackets, r.ceThreshold = DCTCP_MARK_PACKETS, DCTCP_CE_THRESHOLD
+    r.markPackets, r.ceThreshold = DCTCP_MARK_PACKETS, o["ce_threshold"]
     r.rate = job["bandwidth"] * 8.0 / o["scale"]
     r.delay = o["delay"]
     r.modelBytes = r.gradBytes = job["model_bytes"] / o["scale"]
