@@ -181,5 +181,5 @@ def test_the_report_puts_the_probe_beside_both_halves():
         assert splits == sorted(splits, key=SPLITS.index)
     assert "probe" in {s["split"] for s in report.summary()}
     assert "| probe |" in report.markdown()
-    assert evaluate_corpus(rows=rows, simulate=False, splits=("probe",)).results[0].split \
-        == "probe"
+    alone = evaluate_corpus(rows=rows, simulate=False, splits=("probe",))
+    assert [r.split for r in alone.results] == ["probe"]

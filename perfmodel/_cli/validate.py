@@ -28,9 +28,9 @@ def _corpus_path(value) -> Path | None:
     return Path(value)
 
 
-def _corpus(args, train) -> tuple:
-    """The held-out protocol on the ns-3 corpus: (report, its json, its text)."""
-    path = _corpus_path(args.corpus)
+def _corpus(args, train, path: Path | None) -> tuple:
+    """The held-out protocol on ``path`` (None: the corpus and the probe): (report, its
+    json, its text)."""
     rows = (read_rows(CORPUS_PATH) + read_rows(PROBE_PATH) if path is None
             else read_rows(path))
     splits = tuple(args.split or SPLITS)
@@ -39,11 +39,13 @@ def _corpus(args, train) -> tuple:
         report = evaluate_corpus(rows=rows, train_workers=train, splits=splits,
                                  layers=args.layers, suggested=args.suggested_run,
                                  progress=lambda done, _total: tick(done))
-    what = ("the probe (every regime held out: TCP controls and DNNs the corpus never ran)"
-            if path == PROBE_PATH else "the ns-3 corpus (train and test side by side; the "
-            "test half holds out whole factor levels" + (
-                "; the probe holds out TCP controls and DNNs the corpus never ran)"
-                if path is None else ")"))
+    probe = "TCP controls and DNNs the corpus never ran"
+    if path == PROBE_PATH:
+        what = f"the probe (every regime held out: {probe})"
+    else:
+        what = ("the ns-3 corpus (train and test side by side; the test half holds out "
+                "whole factor levels" + (f"; the probe holds out {probe})" if path is None
+                                         else ")"))
     text = f"\nheld-out protocol on {what}:\n\n"
     body = report.markdown() if args.format == "markdown" else report.text()
     return report, report.to_dict(), text + body + "\n"
@@ -80,10 +82,10 @@ def _validate_matrix(args) -> str:
         raise CliError(f"--train-size: between 1 and {DL2_MAX_TRAIN_SIZE}, got {args.train_size}")
     if min(train) < 1:
         raise CliError(f"--train-workers: worker counts are >= 1, got {min(train)}")
-    _corpus_path(args.corpus)
+    corpus_path = _corpus_path(args.corpus)
     if args.ns3 is not None and not Path(args.ns3).is_file():
         raise CliError(f"--ns3: {args.ns3} is not a file")
-    corpus = _corpus(args, train) if "corpus" in only else None
+    corpus = _corpus(args, train, corpus_path) if "corpus" in only else None
     if corpus is not None and set(only) == {"corpus"}:
         return json_text(corpus[1]) if args.format == "json" else corpus[2]
     ns3_data = None
