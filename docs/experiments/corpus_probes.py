@@ -35,7 +35,7 @@ from perfmodel.fit.corpus import MIN_RTO, _measurements
 from perfmodel.fit.selection import default_candidates
 from perfmodel.floors import link_floor
 from perfmodel.measurements import measured_cluster, measured_profile
-from perfmodel.placement import ns3_corpus, ns3_job
+from perfmodel.placement import ns3_corpus
 from perfmodel.placement.ns3_corpus import (
     CORPUS_ASYNC_STEPS,
     CORPUS_PATH,
@@ -323,26 +323,25 @@ def duplex(name: str = "p012") -> None:
     controls, then under BBR with 4 and 16 times more packets per transfer (a smaller
     scale): how much of what the servers' links carry both ways does it reach?"""
     regime = next(r for r in ns3_corpus.design(spec=ns3_corpus.PROBE) if r["regime"] == name)
-    profile, t_update = ns3_corpus._job(regime)
-    bandwidth = regime["bandwidth_gbps"] * 1e9 / 8
-    duplex_bound = regime["n_ps"] * bandwidth * GOODPUT * profile.batch_size / profile.model_bytes
+    profile, _ = ns3_corpus._job(regime)
+    cluster = Cluster(machines=40, nic_bandwidth=f"{regime['bandwidth_gbps']}Gbps",
+                      link_efficiency=GOODPUT)
+
+    def share(run, k):   # of what the busiest link carries both ways, headers included
+        config = Config(n_replicas=k, n_ps=regime["n_ps"], mode="async")
+        floor = link_floor(profile, cluster, config, model_bytes=profile.model_bytes / GOODPUT)
+        return run.throughput * floor / (k * profile.batch_size)
+
     for tcp in ("bbr", "westwood", "vegas", "newreno"):
-        share = [ns3_corpus.regime_run(dict(regime, tcp=tcp), k).throughput / duplex_bound
-                 for k in (1, 4, 8)]
+        shares = [share(ns3_corpus.regime_run(dict(regime, tcp=tcp), k), k)
+                  for k in (1, 4, 8)]
         print(f"{name} under {tcp}: 1, 4, 8 workers at "
-              f"{', '.join(f'{v:.2f}' for v in share)} of the servers' links both ways")
+              f"{', '.join(f'{v:.2f}' for v in shares)} of what the busiest link carries both ways")
     scale = ns3_corpus.scale_for(profile.model_bytes)
     for smaller in (4, 16):
-        run = ns3_job.simulate_ps_job_ns3(
-            profile.model_bytes, bandwidth, profile.t_forward, profile.t_backward, t_update, 4,
-            mode="async", overlap=bool(regime["overlap"]), queue=regime["queue"],
-            update="per_gradient", compute_cv=0.0, batch_size=profile.batch_size,
-            scale=scale / smaller, steps=ns3_corpus.CORPUS_ASYNC_STEPS,
-            warmup=CORPUS_WARMUP, batches=4, seed=int(name[1:]), n_ps=regime["n_ps"],
-            tcp="bbr", buffer=ns3_corpus.BUFFERS["deep"]["fair"], jitter="none",
-            blocks=ns3_corpus.pipedream_blocks(regime["dnn"]))
+        run = ns3_corpus.regime_run(regime, 4, scale=scale / smaller)
         print(f"{name} under bbr, {smaller} times the packets: 4 workers at "
-              f"{run.throughput / duplex_bound:.2f} of the servers' links both ways")
+              f"{share(run, 4):.2f} of what the busiest link carries both ways")
 
 
 if __name__ == "__main__":

@@ -316,8 +316,8 @@ def regime_run(regime: dict, workers: int, *, steps: int = CORPUS_STEPS,
                batches: int = CORPUS_BATCHES, stop_time: float | None = None,
                **engine):
     """One packet-level run of a regime at ``workers`` (the corpus's settings; ``engine``:
-    further options of :func:`~perfmodel.placement.ns3_job.simulate_ps_job_ns3`, to probe
-    one of them).
+    options of :func:`~perfmodel.placement.ns3_job.simulate_ps_job_ns3` that replace or add
+    to them, to probe one, e.g. ``scale`` or ``ce_threshold``).
 
     Returns
     -------
@@ -333,16 +333,18 @@ def regime_run(regime: dict, workers: int, *, steps: int = CORPUS_STEPS,
     n_steps = async_steps if mode == "async" else steps
     if stop_time is None:
         stop_time = stop_time_for(profile, regime, workers, warmup + n_steps)
-    return ns3_job.simulate_ps_job_ns3(
-        profile.model_bytes, regime["bandwidth_gbps"] * _GBPS, profile.t_forward,
-        profile.t_backward, t_update, workers, mode=mode, overlap=bool(regime["overlap"]),
-        queue=regime["queue"], update="per_step" if mode == "sync" else "per_gradient",
+    options = dict(
+        mode=mode, overlap=bool(regime["overlap"]), queue=regime["queue"],
+        update="per_step" if mode == "sync" else "per_gradient",
         compute_cv=JITTER_CV[regime["jitter"]], batch_size=profile.batch_size,
         scale=scale_for(profile.model_bytes), steps=n_steps, warmup=warmup, batches=batches,
         seed=int(regime["regime"][1:]), n_ps=regime["n_ps"], tcp=regime["tcp"],
         buffer=BUFFERS[regime["buffer"]][regime["queue"]], jitter=regime["jitter"],
         blocks=pipedream_blocks(regime["dnn"]) if regime["overlap"] else None,
-        stop_time=stop_time, **engine)
+        stop_time=stop_time)
+    return ns3_job.simulate_ps_job_ns3(
+        profile.model_bytes, regime["bandwidth_gbps"] * _GBPS, profile.t_forward,
+        profile.t_backward, t_update, workers, **{**options, **engine})
 
 
 def _row(regime: dict, k: int, res) -> dict:
