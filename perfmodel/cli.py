@@ -105,6 +105,10 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
     async_.add_argument("--convoys", action="store_true", default=None,
                         help="async: workers beyond the saturation population N* move as N* groups, "
                              "as async workers sharing a link fairly from a common start do (ours)")
+    async_.add_argument("--serialized-bound", action="store_true", default=None,
+                        help="async: no worker's cycle longer than with every other worker's "
+                             "transfers and updates served first, the most links that drop "
+                             "nothing can take (ours)")
     gst.add_argument("--sigma", type=float,
                      help="gst: standard deviation of a worker's step time in seconds (default 0)")
     gst.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")

@@ -81,6 +81,17 @@ packet-level corpus the rule fits one or two saturated servers and not three
 or four at 1 Gbps (docs/validation.md), so the model selection keeps it
 beside the MVA, not in its place.
 
+The serialized bound (ours)
+---------------------------
+The MVA visits the P servers' links and update CPUs in turn, as P stations;
+a worker really sends its P shards at once and the servers apply them in
+parallel.  Below P workers, where a worker's own link is the bottleneck, the
+MVA's cycle can then be longer than the longest a cycle can take on
+work-conserving, loss-free links, :func:`serialized_cycle` (every other
+worker's transfers and updates served ahead of its own).  With
+``AsyncMVA(serialized_bound=True)`` no cycle exceeds it; the model selection
+sets it on a loss-free link.
+
 Examples
 --------
 >>> round(async_throughput(100e6, 1.25e9, 0.1, 0.2, 0.01, 1), 6)   # 1 / (0.08+0.3+0.01+0.08)
@@ -123,6 +134,7 @@ __all__ = [
     "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
     "AsyncSolution", "async_solve", "async_throughput", "async_stall_time", "AsyncMVA",
     "async_batchable", "async_solve_many", "saturation_workers", "convoy_groups",
+    "serialized_cycle",
     "DEFAULT_RHO_THRESHOLD", "resolved_threshold",
 ]
 
@@ -1383,6 +1395,42 @@ def convoy_groups(workers: int, saturation: float) -> list[tuple[int, float]]:
     return [(low, low + 1 - g), (low + 1, g - low)]
 
 
+def serialized_cycle(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
+                     n_ps=1, t_stall=0.0):
+    """Seconds of an async worker's cycle with every other worker served first (ours).
+
+    ``T_F + T_B + 2 M max(1, K / P) / B + K T_S / P + t_stall``: the longest a
+    cycle takes on work-conserving links that drop nothing, whatever the
+    order.  A push sends ``M / P`` to each of the P servers, ``M`` through the
+    worker's own link, while each server's link carries at most K such
+    shards, so with fair or FIFO sharing it ends within ``M max(1, K / P) /
+    B``; the pull likewise.  Each server applies its share of a gradient in
+    ``T_S / P``, with at most the K workers' shares ahead.  Overlapping
+    communication with computation only shortens the cycle.  Vectorized.
+
+    Parameters
+    ----------
+    model_bytes, bandwidth : float or array
+        M (bytes) and the link rate B (bytes/s).
+    t_forward, t_backward, t_update : float or array
+        Seconds of a worker's compute and of the update of a whole gradient.
+    workers, n_ps : int or array
+        K workers and P servers (>= 1).
+    t_stall : float or array
+        Seconds a step waits in timeouts (:func:`async_stall_time`).
+
+    Examples
+    --------
+    >>> float(serialized_cycle(100e6, 1.25e9, 0.1, 0.2, 0.01, 4, 2))   # 0.3 + 2 (0.08 x 2) + 0.02
+    0.64
+    >>> float(serialized_cycle(100e6, 1.25e9, 0.1, 0.2, 0.01, 1, 2))   # the servers in parallel
+    0.465
+    """
+    k, p = np.asarray(workers, dtype=float), np.asarray(n_ps, dtype=float)
+    transfer = model_bytes * np.maximum(1.0, k / p) / bandwidth
+    return t_forward + t_backward + 2.0 * transfer + k * t_update / p + t_stall
+
+
 def async_stall_time(probability, timeout, n_ps=1) -> float:
     """Mean seconds per async step that a worker waits in retransmission timeouts (ours).
 
@@ -1535,6 +1583,12 @@ class AsyncMVA:
         (module notes, "Convoys"; ours): what a fairly shared link does to
         async workers that start together.  False (default): the paper's
         independent workers.
+    serialized_bound : bool
+        No worker's cycle longer than :func:`serialized_cycle` (module
+        notes, "The serialized bound"; ours), which the MVA of P servers
+        visited in turn can exceed with few workers; ``meta["serialized"]``
+        says whether it bound.  Valid on links that drop nothing.  False
+        (default): the paper's model as printed.
 
     Notes
     -----
@@ -1581,6 +1635,7 @@ class AsyncMVA:
     residual: str | float = "deterministic"
     method: str = "auto"
     convoys: bool = False
+    serialized_bound: bool = False
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
     modes: ClassVar[tuple[str, ...]] = ("async",)
     uses_parameter_servers: ClassVar[bool] = True
@@ -1590,6 +1645,7 @@ class AsyncMVA:
         residual_fraction(self.residual)
         if not isinstance(self.convoys, (bool, np.bool_)):
             raise SpecError("convoys", f"expected true or false, got {self.convoys!r}")
+        _v.boolean("serialized_bound", self.serialized_bound)
 
     def saturation(self, workload: Profile, cluster: Cluster, config: Config) -> float:
         """N* of ``config`` (:func:`saturation_workers`) at the link rate this model uses."""
@@ -1640,6 +1696,30 @@ class AsyncMVA:
             Model parallelism (``config.n_workers > 1``), several GPUs per
             machine, or an exact method beyond its state bound.
         """
+        est = self._mva_estimate(workload, cluster, config)
+        return self._serialized(est, workload, cluster, config) if self.serialized_bound else est
+
+    def _serialized(self, est: Estimate, workload: Profile, cluster: Cluster,
+                    config: Config) -> Estimate:
+        """``est``, or the serialized network's cycle where the MVA's is longer."""
+        k, p = config.n_replicas, config.n_ps
+        stall = async_stall_time(cluster.timeout_probability, cluster.retransmit_timeout, p)
+        cycle = float(serialized_cycle(workload.model_bytes, link_rate(cluster),
+                                       workload.t_forward, workload.t_backward,
+                                       workload.t_update, k, p, stall))
+        if est.step_time <= cycle:
+            return dataclasses.replace(est, meta=dict(est.meta, serialized=False))
+        transfer = workload.model_bytes * max(1.0, k / p) / link_rate(cluster)
+        phases = {"downlink": transfer, "forward": workload.t_forward,
+                  "backward": workload.t_backward, "uplink": transfer,
+                  "update": k * workload.t_update / p}
+        if stall:
+            phases["timeouts"] = stall
+        meta = dict(est.meta, serialized=True, steps_per_second=k / cycle)
+        return Estimate.from_phases(phases, k * workload.batch_size,
+                                    epoch_samples=config.epoch_samples, meta=meta)
+
+    def _mva_estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
         if self.convoys:
             n_star = self.saturation(workload, cluster, config)
             groups = convoy_groups(config.n_replicas, n_star)
@@ -1668,7 +1748,8 @@ class AsyncMVA:
                          groups: list, n_star: float) -> Estimate:
         """K workers as ``groups`` (:func:`convoy_groups`): each group one worker of the
         MVA moving K / g workers' bytes and updates; step times interpolated."""
-        k, plain = config.n_replicas, dataclasses.replace(self, convoys=False)
+        k = config.n_replicas
+        plain = dataclasses.replace(self, convoys=False, serialized_bound=False)
         parts = []
         for g, weight in groups:
             n = k / g
@@ -1692,10 +1773,12 @@ class AsyncMVA:
         at once (the exact method ``estimate`` uses for identical workers).
 
         None (price them one by one) with ``overlap`` (eq. 6 solves again with
-        delays that depend on K), ``convoys``, an approximate ``method``, model
-        parallelism, several GPUs per machine, or more workers than the exact bound.
+        delays that depend on K), ``convoys``, ``serialized_bound``, an approximate
+        ``method``, model parallelism, several GPUs per machine, or more workers than
+        the exact bound.
         """
-        if self.overlap or self.convoys or self.method not in ("auto", "exact") or \
+        if self.overlap or self.convoys or self.serialized_bound or \
+                self.method not in ("auto", "exact") or \
                 not async_batchable(workload, cluster, batch):
             return None
         q, rto = cluster.timeout_probability, cluster.retransmit_timeout

@@ -189,6 +189,11 @@ simulator's replications) the two are joined (the wider on each side), and
 the interval reaches the predictions of the ``alternatives`` (the models the
 runs cannot rule out), which ``meta["model_spread"]`` lists.
 
+Whatever widened it, no interval reaches above what the hardware allows
+(:func:`contention_free_throughput` with the top of one worker's interval):
+K workers run no faster than K times one worker alone, nor than the busiest
+link carries at line rate (:func:`perfmodel.floors.link_floor`).
+
 References
 ----------
 Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
@@ -377,7 +382,9 @@ def variant_candidate(model_entry: ModelEntry, variant: Variant, mode: str, *,
     """The candidate of one registry variant for a job in ``mode``.
 
     The variant's options build the model; a model with an ``overlap`` option
-    gets ``overlap`` unless the variant fixes it.  A simulation model gets the
+    gets ``overlap`` unless the variant fixes it, and one with a
+    ``serialized_bound`` option (the async MVA) has it on when ``lossy`` is
+    False: the bound holds on links that drop nothing.  A simulation model gets the
     ``simulation`` options (its horizon and replications) and runs the user's
     per-layer ``trace`` when there is one (:class:`ProfiledTrace`), else, with
     overlap, the profile split into ``blocks`` layer blocks (:class:`BlockTrace`).
@@ -391,8 +398,11 @@ def variant_candidate(model_entry: ModelEntry, variant: Variant, mode: str, *,
         elif overlap:
             model = BlockTrace(model, blocks)
     else:
-        if "overlap" in {f.name for f in dataclasses.fields(cls)}:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        if "overlap" in fields:
             options.setdefault("overlap", overlap)
+        if "serialized_bound" in fields and lossy is False:   # a bound of loss-free links
+            options.setdefault("serialized_bound", True)
         model = cls(**options)
     return ModelCandidate(variant.name, model_entry.family, model,
                           candidate_grid(variant, model_entry.family, lossy), (mode,),
@@ -717,14 +727,18 @@ def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: 
     return halfwidth * (ratio if extrapolation == "linear" else math.sqrt(ratio))
 
 
-def contention_free_throughput(model, workload, cluster: Cluster, config: Config) -> float:
+def contention_free_throughput(model, workload, cluster: Cluster, config: Config, *,
+                               halfwidth: float = 0.0) -> float:
     """Samples/s of ``config`` if no worker ever waited for another: an upper bound.
 
     The asymptotic bound of a closed queueing network (Lazowska, Zahorjan,
     Graham, Sevcik, Quantitative System Performance, Prentice-Hall 1984,
     Sec. 5.2): K workers do no better than K times one worker alone (``model``
-    at one worker), nor than the servers' links carry
-    (:func:`perfmodel.floors.link_floor`: ``M max(1, K / P) / B`` a cycle).
+    at one worker, times ``exp(halfwidth)``: the top of its interval), nor
+    than the busiest link carries at line rate
+    (:func:`perfmodel.floors.link_floor`: ``M max(1, K / P) / B`` a cycle
+    through P servers, an all-reduce ring's bytes without them).
+    Model-parallel configurations: no bound (inf).
 
     Examples
     --------
@@ -740,11 +754,19 @@ def contention_free_throughput(model, workload, cluster: Cluster, config: Config
     >>> # 32 workers alone would do 64 samples/s; 4 links carry 1 GB/s / 100 MB each
     >>> contention_free_throughput(AsyncMVA(), p, c, Config(n_replicas=32, n_ps=4, mode="async"))
     40.0
+    >>> round(contention_free_throughput(AsyncMVA(), p, c,
+    ...                                  Config(n_replicas=2, n_ps=4, mode="async"),
+    ...                                  halfwidth=0.1), 3)                    # 2 x 2 e^0.1
+    4.421
     """
+    if config.n_workers > 1:
+        return math.inf
     one = model.estimate(workload, cluster, config.replace(n_replicas=1)).throughput
     profile = workload if isinstance(workload, Profile) else workload.coarse_profile()
-    per_link = config.n_replicas * profile.batch_size / link_floor(profile, cluster, config)
-    return min(config.n_replicas * one, per_link)
+    floor = link_floor(profile, cluster, config,
+                       architecture="ps" if config.n_ps >= 1 else "allreduce")
+    carried = config.n_replicas * profile.batch_size / floor if floor > 0 else math.inf
+    return min(config.n_replicas * one * math.exp(halfwidth), carried)
 
 
 def incast_throughput(estimate: Estimate, retransmit_timeout: float) -> float:
@@ -908,6 +930,11 @@ class Calibrated:
             low = min([low] + [e.throughput for e in others.values()])
             high = max([high] + [e.throughput for e in others.values()])
             source += " and the models the runs cannot tell apart (" + ", ".join(others) + ")"
+        top = contention_free_throughput(self.model, workload, calibrated, config,
+                                         halfwidth=self.halfwidth)
+        if high > max(top, est.throughput):
+            high = max(top, est.throughput)
+            source += ", capped at what the hardware allows"
         est = dataclasses.replace(est, meta=meta, throughput_interval=None)
         return est.with_interval(low, high, level=self.level, source=source)
 

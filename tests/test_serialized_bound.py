@@ -1,0 +1,189 @@
+"""The serialized bound of async SGD and the hardware's cap on every interval.
+
+``AsyncMVA(serialized_bound=True)`` caps a worker's cycle at
+``serialized_cycle`` (every other worker's transfers and updates served
+first); ``Calibrated.estimate`` caps an interval at the contention-free bound.
+Checked by hand, against the simulator where the bound is exact, and as
+properties.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfmodel import zoo
+from perfmodel.cli import main
+from perfmodel.coarse import SyncCoarse
+from perfmodel.errors import SpecError
+from perfmodel.fit.selection import (
+    Calibrated,
+    contention_free_throughput,
+    default_candidates,
+    select_model,
+)
+from perfmodel.floors import link_floor
+from perfmodel.measurements import Measurement
+from perfmodel.queueing import AsyncMVA, serialized_cycle
+from perfmodel.sim.model import TraceSim
+from perfmodel.specs import Cluster, Config, Profile
+
+PROFILE = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.04,
+                  batch_size=32)
+CLUSTER = Cluster(machines=40, nic_bandwidth="1GB/s")   # M / B = 0.1 s
+
+
+def _async(k, p):
+    return Config(n_replicas=k, n_ps=p, mode="async")
+
+
+def test_serialized_cycle_by_hand():
+    # 8 workers, 2 servers: each server link carries 4 x 100 MB each way (0.4 s),
+    # and applies 8 shares of 0.02 s
+    assert float(serialized_cycle(100e6, 1e9, 0.1, 0.2, 0.04, 8, 2)) == pytest.approx(
+        0.3 + 2 * 0.4 + 8 * 0.02)
+    # fewer workers than servers: the worker's own link, its 100 MB each way
+    assert float(serialized_cycle(100e6, 1e9, 0.1, 0.2, 0.04, 2, 4)) == pytest.approx(
+        0.3 + 2 * 0.1 + 2 * 0.01)
+    # a stall adds its seconds; arrays broadcast
+    assert float(serialized_cycle(100e6, 1e9, 0.1, 0.2, 0.0, 1, 1, 0.5)) == pytest.approx(1.0)
+    got = serialized_cycle(100e6, 1e9, 0.1, 0.2, 0.0, np.array([1, 2, 4]), 2)
+    np.testing.assert_allclose(got, [0.5, 0.5, 0.7])
+
+
+def test_one_worker_on_four_servers_is_exact():
+    # alone, a worker sends its 4 shares at once and the servers update in parallel:
+    # 0.3 + 0.1 + 0.01 + 0.1 = 0.51 s; the MVA visits the 4 in turn (updates 0.04 s)
+    bounded = AsyncMVA(discipline="ps", serialized_bound=True).estimate(PROFILE, CLUSTER,
+                                                                        _async(1, 4))
+    plain = AsyncMVA(discipline="ps").estimate(PROFILE, CLUSTER, _async(1, 4))
+    assert bounded.step_time == pytest.approx(0.51)
+    assert bounded.meta["serialized"] and not plain.meta.get("serialized")
+    assert plain.step_time == pytest.approx(0.54)
+    assert bounded.phases["update"] == pytest.approx(0.01)
+    sim = TraceSim(sharing="ps").estimate(PROFILE, CLUSTER, _async(1, 4))
+    assert sim.throughput == pytest.approx(bounded.throughput, rel=1e-3)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_below_the_servers_the_simulator_is_at_least_the_bound(k):
+    # up to K = P workers no server link is contended: the fluid simulator's fair links
+    # run them at least as fast as the bound, which the plain MVA falls below
+    sim = TraceSim(sharing="ps").estimate(PROFILE, CLUSTER, _async(k, 4)).throughput
+    bounded = AsyncMVA(discipline="ps", serialized_bound=True).estimate(
+        PROFILE, CLUSTER, _async(k, 4)).throughput
+    plain = AsyncMVA(discipline="ps").estimate(PROFILE, CLUSTER, _async(k, 4)).throughput
+    assert plain < bounded <= sim * (1 + 1e-3)
+    assert sim <= contention_free_throughput(AsyncMVA(serialized_bound=True), PROFILE,
+                                             CLUSTER, _async(k, 4)) * (1 + 1e-3)
+
+
+def test_beyond_the_servers_the_mva_answers():
+    config = _async(16, 1)
+    bounded = AsyncMVA(serialized_bound=True).estimate(PROFILE, CLUSTER, config)
+    plain = AsyncMVA().estimate(PROFILE, CLUSTER, config)
+    assert not bounded.meta["serialized"]
+    assert bounded.throughput == pytest.approx(plain.throughput, rel=1e-12)
+
+
+profiles = st.builds(Profile, model_bytes=st.floats(1e5, 1e9), t_forward=st.floats(1e-4, 0.5),
+                     t_backward=st.floats(1e-4, 1.0), t_update=st.floats(0.0, 0.2),
+                     batch_size=st.integers(1, 256))
+
+
+@settings(max_examples=60, deadline=None)
+@given(profile=profiles, bandwidth=st.floats(1e8, 1e10), k=st.integers(1, 24),
+       p=st.integers(1, 6), overlap=st.booleans(), convoys=st.booleans(),
+       q=st.sampled_from([0.0, 0.01]))
+def test_the_bound_is_the_shorter_of_the_two_cycles(profile, bandwidth, k, p, overlap, convoys,
+                                                    q):
+    cluster = Cluster(machines=40, nic_bandwidth=bandwidth, timeout_probability=q)
+    config = _async(k, p)
+    plain = AsyncMVA(overlap=overlap, convoys=convoys).estimate(profile, cluster, config)
+    bounded = AsyncMVA(overlap=overlap, convoys=convoys, serialized_bound=True).estimate(
+        profile, cluster, config)
+    stall = 2 * cluster.retransmit_timeout * (1 - (1 - q) ** p)
+    cycle = float(serialized_cycle(profile.model_bytes, cluster.effective_bandwidth,
+                                   profile.t_forward, profile.t_backward, profile.t_update,
+                                   k, p, stall))
+    assert bounded.step_time == pytest.approx(min(plain.step_time, cycle), rel=1e-9)
+    assert bounded.step_time == pytest.approx(sum(bounded.phases.values()), rel=1e-9)
+    assert bounded.throughput == pytest.approx(k * profile.batch_size / bounded.step_time)
+    # still no faster than the busiest link allows
+    assert bounded.step_time >= link_floor(profile, cluster, config) * (1 - 1e-9)
+
+
+def test_option_is_validated_and_declines_batch_pricing():
+    with pytest.raises(SpecError, match="serialized_bound"):
+        AsyncMVA(serialized_bound="yes")
+    assert AsyncMVA(serialized_bound=True).estimate_many(PROFILE, CLUSTER, None) is None
+
+
+def test_selection_bounds_the_mva_on_loss_free_links_only():
+    for lossy, expected in ((False, True), (None, False), (True, False)):
+        names = {c.name: c for c in default_candidates("async", lossy=lossy)}
+        inner = [getattr(names[n].model, "model", names[n].model)
+                 for n in ("async-mva", "async-convoy")]
+        assert [m.serialized_bound for m in inner] == [expected, expected]
+
+
+def test_cli_flag_is_the_option(capsys):
+    code = main(["predict", "--model", "async", "--serialized-bound", "--workers", "2",
+                 "--ps", "4", "--bandwidth", "1Gbps", "--format", "json"])
+    (record,) = json.loads(capsys.readouterr().out)
+    profile = zoo.profile("resnet50-pipedream")
+    net = Cluster(machines=64, nic_bandwidth="1Gbps")
+    est = AsyncMVA(serialized_bound=True).estimate(profile, net, _async(2, 4))
+    assert code == 0 and record["throughput"] == pytest.approx(est.throughput, rel=1e-12)
+
+
+# --------------------------------------------------------------------------
+# The hardware's cap on an interval
+# --------------------------------------------------------------------------
+
+def test_a_wide_interval_stops_at_what_one_server_link_carries():
+    # LOO residuals of 0.8 would put the top at e^0.8 = 2.2 times the prediction;
+    # one server's link carries 1 GB/s / 100 MB = 10 gradients/s, 320 samples/s
+    cal = Calibrated("async-mva", "queueing", AsyncMVA(), log_residuals=(0.8, -0.8),
+                     mode="async")
+    est = cal.estimate(PROFILE, CLUSTER, _async(12, 1))
+    assert est.throughput_interval[1] == pytest.approx(320.0)
+    assert "hardware" in est.meta["interval_source"]
+    assert est.throughput_interval[0] < est.throughput < 320.0
+
+
+def test_a_narrow_interval_is_left_alone():
+    cal = Calibrated("async-mva", "queueing", AsyncMVA(), log_residuals=(0.01, -0.01),
+                     mode="async", extrapolation="none")
+    est = cal.estimate(PROFILE, CLUSTER, _async(4, 4))
+    h = cal.halfwidth
+    assert est.throughput_interval == pytest.approx((est.throughput * math.exp(-h),
+                                                     est.throughput * math.exp(h)))
+    assert "hardware" not in est.meta["interval_source"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(profile=profiles, bandwidth=st.floats(1e8, 1e10), k=st.integers(1, 24),
+       p=st.integers(1, 6), spread=st.floats(0.0, 1.5), mode=st.sampled_from(["sync", "async"]))
+def test_no_interval_tops_the_contention_free_bound(profile, bandwidth, k, p, spread, mode):
+    model = AsyncMVA() if mode == "async" else SyncCoarse()
+    cluster = Cluster(machines=40, nic_bandwidth=bandwidth)
+    config = Config(n_replicas=k, n_ps=p, mode=mode)
+    cal = Calibrated("m", "closed form", model, log_residuals=(spread, -spread), mode=mode)
+    est = cal.estimate(profile, cluster, config)
+    top = contention_free_throughput(model, profile, cluster, config, halfwidth=cal.halfwidth)
+    assert est.throughput_interval[1] <= max(top, est.throughput) * (1 + 1e-9)
+    assert est.throughput_interval[0] <= est.throughput <= est.throughput_interval[1]
+
+
+def test_selection_on_one_server_keeps_its_interval_within_the_link():
+    # a job whose runs at 1 and 2 workers disagree with the MVA: the LOO interval is
+    # wide, and its top stops at what the server's link carries
+    runs = [Measurement(1, 1, CLUSTER.nic_bandwidth, 60.0, 32, "async"),
+            Measurement(2, 1, CLUSTER.nic_bandwidth, 62.0, 32, "async")]
+    chosen = select_model(PROFILE, CLUSTER, runs, mode="async", simulate=False).chosen
+    est = chosen.estimate(PROFILE, CLUSTER, _async(12, 1))
+    assert est.throughput_interval[1] <= 32 * CLUSTER.nic_bandwidth / 100e6 * (1 + 1e-9)
