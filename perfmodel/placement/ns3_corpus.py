@@ -76,6 +76,19 @@ and DNNs the corpus never ran (the measured per-layer profiles of
 resnet101, resnext101, densenet121 and GNMT), 1, 10 or 25 Gbps, 1-2
 servers, no jitter or lognormal, sync or async, overlap off or on, at 1 to
 12 workers.  Every regime is in the ``probe`` split; nothing is tuned on it.
+
+Second probe
+------------
+The first probe's per-regime errors have been read too (a rule added after
+it was run, the async MVA's serialized bound, was checked on it).
+:data:`PROBE2` is a third held-out set, fixed and committed before it was
+run (``--design probe2``; :data:`PROBE2_PATH`), of the same kind as the
+first probe with TCP controls and DNNs neither set ran (YeAH: delay and
+loss; Veno, Illinois: loss-based with delay hints; H-TCP: loss-based; the
+measured per-layer profiles of NASNet-A mobile, SqueezeNet 1.0, GNMT-16 and
+NASNet-A large), 1, 10 or 25 Gbps, 1-2 servers, no jitter or lognormal,
+sync or async, overlap off or on, at 1 to 12 workers, seed 2028.  Every
+regime is in the ``probe2`` split.
 """
 
 from __future__ import annotations
@@ -102,9 +115,9 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_REGIMES", "CORPUS_SEED", "CORPUS_SCALE", "CORPUS_SEGMENTS", "scale_for",
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
-           "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "DESIGNS",
-           "PROBE_PATH", "design", "split_of", "pipedream_blocks", "stop_time_for", "regime_run",
-           "regime_rows",
+           "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
+           "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "design", "split_of", "pipedream_blocks",
+           "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
 #: Every factor and its levels, fixed before modelling.
@@ -161,7 +174,7 @@ class Design:
     Attributes
     ----------
     name : str
-        ``"corpus"`` or ``"probe"``.
+        ``"corpus"``, ``"probe"`` or ``"probe2"``.
     factors : dict of str to tuple
         Every factor and its levels.
     held_out : dict of str to tuple
@@ -197,10 +210,21 @@ PROBE = Design(
      "dnn": ("resnet101", "resnext101", "densenet121", "gnmt"),
      "jitter": ("none", "lognormal"), "mode": ("sync", "async"), "overlap": (False, True)},
     {}, 16, 2027, (1, 2, 3, 4, 6, 8, 12), "p", split="probe")
+#: The second probe: a third held-out set, fixed before it was run, sharing no TCP and no
+#: DNN with the corpus or the first probe (module notes).  Its split is ``probe2``.
+PROBE2 = Design(
+    "probe2",
+    {"tcp": ("yeah", "veno", "illinois", "htcp"), "queue": ("fair",),
+     "buffer": ("deep",), "bandwidth_gbps": (1, 10, 25), "n_ps": (1, 2),
+     "dnn": ("nasnetamobile", "squeezenet1_0", "gnmt_large", "nasnetalarge"),
+     "jitter": ("none", "lognormal"), "mode": ("sync", "async"), "overlap": (False, True)},
+    {}, 16, 2028, (1, 2, 3, 4, 6, 8, 12), "q", split="probe2")
 #: The designs by name.
-DESIGNS = {d.name: d for d in (CORPUS, PROBE)}
+DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2)}
 #: The committed probe.
 PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
+#: The committed second probe.
+PROBE2_PATH = CORPUS_PATH.with_name("ns3_probe2.csv")
 
 
 def design(n: int | None = None, seed: int | None = None, *,
@@ -513,13 +537,13 @@ def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: i
 
 
 def main(argv=None) -> int:
-    """``python -m perfmodel.placement.ns3_corpus --out FILE [--jobs N] [--design probe]``."""
+    """``python -m perfmodel.placement.ns3_corpus --out FILE [--jobs N] [--design NAME]``."""
     p = argparse.ArgumentParser(prog="python -m perfmodel.placement.ns3_corpus",
                                 description="packet-level ns-3 corpus of PS jobs (CSV)")
     p.add_argument("--out", required=True, help="CSV file to write (resumed when it exists)")
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     p.add_argument("--design", choices=tuple(DESIGNS), default="corpus",
-                   help="the corpus (default) or the probe (module notes)")
+                   help="the corpus (default), the probe or the second probe (module notes)")
     p.add_argument("--regimes", type=int, help="regimes drawn (default: the design's)")
     p.add_argument("--only", help="comma-separated regime names to run")
     p.add_argument("--heavy-tail-steps", type=int, default=1,

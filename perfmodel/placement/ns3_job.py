@@ -106,7 +106,9 @@ DEFAULT_T_UPDATE = 0.02
 #: the probe corpus runs: controls no rule was designed on.
 TCP_VARIANTS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp",
                 "vegas": "ns3::TcpVegas", "bbr": "ns3::TcpBbr",
-                "highspeed": "ns3::TcpHighSpeed", "westwood": "ns3::TcpWestwoodPlus"}
+                "highspeed": "ns3::TcpHighSpeed", "westwood": "ns3::TcpWestwoodPlus",
+                "yeah": "ns3::TcpYeah", "veno": "ns3::TcpVeno", "illinois": "ns3::TcpIllinois",
+                "htcp": "ns3::TcpHtcp"}
 #: Egress queue disciplines of the NIC links.
 QUEUES = ("fifo", "fair")
 #: Default buffer of each queue, packets: Linux's txqueuelen, and FqCoDel's own limit.
