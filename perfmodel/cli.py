@@ -290,10 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matrix: only this dataset (repeatable; corpus: the held-out "
                         "protocol on the ns-3 corpus, train and test side by side)")
     v.add_argument("--corpus", help="matrix --only corpus: one committed packet-level set by "
-                                    "name (corpus; long-tail; probe: 16 regimes with TCPs and "
-                                    "DNNs the corpus never ran) or a corpus CSV (default: the "
-                                    "corpus and the probe)")
-    v.add_argument("--split", action="append", choices=("train", "test", "probe"),
+                                    "name (corpus; long-tail; probe, probe2: 16 regimes each "
+                                    "with TCPs and DNNs the corpus never ran) or a corpus CSV "
+                                    "(default: the corpus and both probes)")
+    v.add_argument("--split", action="append", choices=("train", "test", "probe", "probe2"),
                    help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "

@@ -14,7 +14,13 @@ from perfmodel.fit.corpus import (
     evaluate_corpus,
     evaluate_regime,
 )
-from perfmodel.placement.ns3_corpus import CORPUS_COLUMNS, CORPUS_PATH, PROBE_PATH, read_rows
+from perfmodel.placement.ns3_corpus import (
+    CORPUS_COLUMNS,
+    CORPUS_PATH,
+    PROBE2_PATH,
+    PROBE_PATH,
+    read_rows,
+)
 
 ROWS = read_rows(CORPUS_PATH)
 BY_REGIME: dict = {}
@@ -153,33 +159,35 @@ def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
     assert len(err) == 1 and err[0].startswith(f"perfmodel: error: {flag}: acts only on")
 
 
-def test_cli_runs_the_probe_by_name(capsys):
-    # the probe holds every regime out, so the protocol reports its test split only, for
+@pytest.mark.parametrize("name, path", [("probe", PROBE_PATH), ("probe2", PROBE2_PATH)])
+def test_cli_runs_a_probe_by_name(name, path, capsys):
+    # a probe holds every regime out, so the protocol reports its own split only, for
     # both modes, with every run at 3-12 workers predicted from the 1- and 2-worker runs
-    assert main(["validate", "matrix", "--only", "corpus", "--corpus", "probe",
+    assert main(["validate", "matrix", "--only", "corpus", "--corpus", name,
                  "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    probe = read_rows(PROBE_PATH)
-    assert {r["split"] for r in data["results"]} == {"probe"}
+    probe = read_rows(path)
+    assert {r["split"] for r in data["results"]} == {name}
     assert {r["mode"] for r in data["results"]} == {"sync", "async"}
     assert len(data["results"]) == len({r["regime"] for r in probe})
     predicted = sum(len(r["points"]) for r in data["results"])
     assert predicted == sum(int(r["workers"]) > 2 for r in probe)
-    assert {s["split"] for s in data["summary"]} == {"probe"}
+    assert {s["split"] for s in data["summary"]} == {name}
     assert main(["validate", "matrix", "--only", "corpus", "--corpus", "nowhere"]) == 2
     assert "--corpus: nowhere" in capsys.readouterr().err
 
 
-def test_the_report_puts_the_probe_beside_both_halves():
-    probe = read_rows(PROBE_PATH)
+def test_the_report_puts_the_probes_beside_both_halves():
+    probe, probe2 = read_rows(PROBE_PATH), read_rows(PROBE2_PATH)
     first_probe = [r for r in probe if r["regime"] == probe[0]["regime"]]
-    rows = _first("train", "sync") + _first("test", "sync") + first_probe
+    first_probe2 = [r for r in probe2 if r["regime"] == probe2[0]["regime"]]
+    rows = _first("train", "sync") + _first("test", "sync") + first_probe + first_probe2
     report = evaluate_corpus(rows=rows, simulate=False)
-    assert [r.split for r in report.results] == ["train", "test", "probe"]
+    assert [r.split for r in report.results] == ["train", "test", "probe", "probe2"]
     for cls in {s["class"] for s in report.summary()}:
         splits = [s["split"] for s in report.summary() if s["class"] == cls]
         assert splits == sorted(splits, key=SPLITS.index)
-    assert "probe" in {s["split"] for s in report.summary()}
-    assert "| probe |" in report.markdown()
+    assert {"probe", "probe2"} <= {s["split"] for s in report.summary()}
+    assert "| probe |" in report.markdown() and "| probe2 |" in report.markdown()
     alone = evaluate_corpus(rows=rows, simulate=False, splits=("probe",))
     assert [r.split for r in alone.results] == ["probe"]

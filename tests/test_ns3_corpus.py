@@ -36,22 +36,28 @@ def test_held_out_levels_decide_the_split():
     assert 0.3 < counts["test"] / len(d) < 0.6     # both halves are large enough to report
 
 
-def test_the_probe_shares_no_tcp_and_no_dnn_with_the_corpus():
-    d = nc.design(spec=nc.PROBE)
-    assert d == nc.design(spec=nc.PROBE) and len(d) == nc.PROBE.regimes
-    assert {r["split"] for r in d} == {"probe"}
-    assert all(r["regime"].startswith("p") for r in d)
-    for name, levels in nc.PROBE.factors.items():
+@pytest.mark.parametrize("spec, earlier", [(nc.PROBE, [nc.CORPUS]),
+                                           (nc.PROBE2, [nc.CORPUS, nc.PROBE])],
+                         ids=["probe", "probe2"])
+def test_a_probe_shares_no_tcp_and_no_dnn_with_the_sets_before_it(spec, earlier):
+    d = nc.design(spec=spec)
+    assert d == nc.design(spec=spec) and len(d) == spec.regimes
+    assert {r["split"] for r in d} == {spec.split}
+    assert all(r["regime"].startswith(spec.prefix) for r in d)
+    for name, levels in spec.factors.items():
         counts = Counter(r[name] for r in d)
         assert set(counts) == set(levels)
         assert max(counts.values()) - min(counts.values()) <= 1, name
     for name in ("tcp", "dnn"):
-        assert not set(nc.PROBE.factors[name]) & set(nc.FACTORS[name]), name
-    assert set(nc.PROBE.factors["tcp"]) <= set(ns3_job.TCP_VARIANTS)
+        for other in earlier:
+            assert not set(spec.factors[name]) & set(other.factors[name]), (name, other.name)
+    assert set(spec.factors["tcp"]) <= set(ns3_job.TCP_VARIANTS)
     assert {r["buffer"] for r in d} == {"deep"} and {r["queue"] for r in d} == {"fair"}
+    assert len({d.prefix for d in nc.DESIGNS.values()}) == len(nc.DESIGNS)
 
 
-@pytest.mark.parametrize("dnn", nc.FACTORS["dnn"] + nc.PROBE.factors["dnn"])
+@pytest.mark.parametrize("dnn", nc.FACTORS["dnn"] + nc.PROBE.factors["dnn"]
+                         + nc.PROBE2.factors["dnn"])
 def test_blocks_keep_the_profile_totals(dnn):
     blocks = nc.pipedream_blocks(dnn)
     assert 0 < len(blocks) <= nc.CORPUS_BLOCKS
@@ -120,9 +126,10 @@ def test_heavy_tail_steps_lengthen_only_the_pareto_regimes(monkeypatch):
 ROWS = nc.read_rows(nc.CORPUS_PATH)
 LONG_ROWS = nc.read_rows(nc.LONG_CORPUS_PATH)
 PROBE_ROWS = nc.read_rows(nc.PROBE_PATH)
+PROBE2_ROWS = nc.read_rows(nc.PROBE2_PATH)
 SHIPPED = [(nc.CORPUS_PATH, ROWS, nc.CORPUS), (nc.LONG_CORPUS_PATH, LONG_ROWS, nc.CORPUS),
-           (nc.PROBE_PATH, PROBE_ROWS, nc.PROBE)]
-SHIPPED_IDS = ["corpus", "long-tail", "probe"]
+           (nc.PROBE_PATH, PROBE_ROWS, nc.PROBE), (nc.PROBE2_PATH, PROBE2_ROWS, nc.PROBE2)]
+SHIPPED_IDS = ["corpus", "long-tail", "probe", "probe2"]
 
 
 @pytest.mark.parametrize("path, shipped, spec", SHIPPED, ids=SHIPPED_IDS)
@@ -150,7 +157,8 @@ def test_shipped_corpus_rows_carry_the_design_and_every_worker_count(path, shipp
             assert int(row["overlap"]) == regime["overlap"] and row["mode"] == regime["mode"]
 
 
-@pytest.mark.parametrize("shipped", [ROWS, LONG_ROWS, PROBE_ROWS], ids=SHIPPED_IDS)
+@pytest.mark.parametrize("shipped", [ROWS, LONG_ROWS, PROBE_ROWS, PROBE2_ROWS],
+                         ids=SHIPPED_IDS)
 def test_shipped_corpus_respects_the_compute_and_nic_floors(shipped):
     # a worker never steps faster than its compute (mean factor 1) nor moves its model
     # over its NIC faster than the line rate: throughput <= K b / max(T_C, M / B)
@@ -187,6 +195,7 @@ def test_the_long_tail_corpus_differs_only_in_its_pareto_runs():
             assert row["seed"] == other["seed"] and row["split"] == other["split"]
 
 
-def test_the_probe_is_loss_free_as_designed():
-    # fair-queued hosts with deep buffers: no run of the probe dropped a packet
-    assert PROBE_ROWS and all(int(r["queue_drops"]) == 0 for r in PROBE_ROWS)
+@pytest.mark.parametrize("shipped", [PROBE_ROWS, PROBE2_ROWS], ids=["probe", "probe2"])
+def test_the_probes_are_loss_free_as_designed(shipped):
+    # fair-queued hosts with deep buffers: no run of a probe dropped a packet
+    assert shipped and all(int(r["queue_drops"]) == 0 for r in shipped)

@@ -7,18 +7,27 @@ from pathlib import Path
 from ..fit.corpus import SPLITS, evaluate_corpus
 from ..fit.dl2 import validate_dl2
 from ..fit.validation import DL2_MAX_TRAIN_SIZE, load_ns3, validation_matrix
-from ..placement.ns3_corpus import CORPUS_PATH, LONG_CORPUS_PATH, PROBE_PATH, read_rows
+from ..placement.ns3_corpus import (
+    CORPUS_PATH,
+    LONG_CORPUS_PATH,
+    PROBE2_PATH,
+    PROBE_PATH,
+    read_rows,
+)
 from .common import CliError, json_text, parse_int_range, progress_bar
 
 __all__ = ["run"]
 
 #: The committed packet-level sets ``--corpus`` takes by name.
-CORPORA = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH}
+CORPORA = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
+           "probe2": PROBE2_PATH}
+#: What ``--only corpus`` reads without ``--corpus``.
+DEFAULT_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH)
 
 
 def _corpus_path(value) -> Path | None:
     """``--corpus``: a committed set's name (:data:`CORPORA`) or a CSV file; None when
-    not given (the corpus and the probe)."""
+    not given (:data:`DEFAULT_SETS`)."""
     if value is None:
         return None
     if value in CORPORA:
@@ -29,9 +38,9 @@ def _corpus_path(value) -> Path | None:
 
 
 def _corpus(args, train, path: Path | None) -> tuple:
-    """The held-out protocol on ``path`` (None: the corpus and the probe): (report, its
+    """The held-out protocol on ``path`` (None: :data:`DEFAULT_SETS`): (report, its
     json, its text)."""
-    rows = (read_rows(CORPUS_PATH) + read_rows(PROBE_PATH) if path is None
+    rows = ([r for p in DEFAULT_SETS for r in read_rows(p)] if path is None
             else read_rows(path))
     splits = tuple(args.split or SPLITS)
     total = len({r["regime"] for r in rows if r["split"] in splits})
@@ -40,11 +49,11 @@ def _corpus(args, train, path: Path | None) -> tuple:
                                  layers=args.layers, suggested=args.suggested_run,
                                  progress=lambda done, _total: tick(done))
     probe = "TCP controls and DNNs the corpus never ran"
-    if path == PROBE_PATH:
-        what = f"the probe (every regime held out: {probe})"
+    if path in (PROBE_PATH, PROBE2_PATH):
+        what = f"the {'second ' * (path == PROBE2_PATH)}probe (every regime held out: {probe})"
     else:
         what = ("the ns-3 corpus (train and test side by side; the test half holds out "
-                "whole factor levels" + (f"; the probe holds out {probe})" if path is None
+                "whole factor levels" + (f"; the probes hold out {probe})" if path is None
                                          else ")"))
     text = f"\nheld-out protocol on {what}:\n\n"
     body = report.markdown() if args.format == "markdown" else report.text()

@@ -16,7 +16,9 @@ designed and tuned on ``train``; ``test`` is reported beside it and never
 tuned: a rule whose test error is much worse than its train error is
 overfitted.  The probe (split ``probe``) is a second held-out set whose TCP
 controls and DNNs the corpus never ran, fixed and committed before it was
-first evaluated; it is reported beside both halves.
+first evaluated; it is reported beside both halves, and so is the second
+probe (split ``probe2``), made the same way with TCP controls and DNNs
+neither ran.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume
@@ -46,9 +48,10 @@ __all__ = ["TRAIN_WORKERS", "TARGET_MEAN", "TARGET_MAX", "SPLITS", "RegimeResult
 TRAIN_WORKERS = (1, 2)
 #: The accuracy aimed at, per regime: mean and largest relative throughput error.
 TARGET_MEAN, TARGET_MAX = 0.05, 0.10
-#: The splits, in report order: the corpus's halves, then the probe (a second held-out
-#: set, :data:`~perfmodel.placement.ns3_corpus.PROBE`).
-SPLITS = ("train", "test", "probe")
+#: The splits, in report order: the corpus's halves, then the probes (held-out sets
+#: :data:`~perfmodel.placement.ns3_corpus.PROBE` and
+#: :data:`~perfmodel.placement.ns3_corpus.PROBE2`).
+SPLITS = ("train", "test", "probe", "probe2")
 #: Minimum retransmission timeout of the corpus's TCP (s).
 MIN_RTO = 1.0
 
