@@ -89,8 +89,10 @@ parallel.  Below P workers, where a worker's own link is the bottleneck, the
 MVA's cycle can then be longer than the longest a cycle can take on
 work-conserving, loss-free links, :func:`serialized_cycle` (every other
 worker's transfers and updates served ahead of its own).  With
-``AsyncMVA(serialized_bound=True)`` no cycle exceeds it; the model selection
-sets it on a loss-free link.
+``AsyncMVA(serialized_bound=True)`` no cycle exceeds it.  The model selection
+leaves it off: calibrated by its level on one- and two-worker runs, the
+bounded MVA was closer on the sets it was designed on and further on a
+held-out one (docs/validation.md).
 
 Examples
 --------
@@ -1587,8 +1589,10 @@ class AsyncMVA:
         No worker's cycle longer than :func:`serialized_cycle` (module
         notes, "The serialized bound"; ours), which the MVA of P servers
         visited in turn can exceed with few workers; ``meta["serialized"]``
-        says whether it bound.  Valid on links that drop nothing.  False
-        (default): the paper's model as printed.
+        says whether it bound.  Valid on work-conserving links that drop
+        nothing.  False (default): the paper's model as printed, which the
+        model selection keeps (docs/validation.md: the bound did not carry to
+        a held-out set).
 
     Notes
     -----

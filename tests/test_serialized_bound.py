@@ -122,12 +122,13 @@ def test_option_is_validated_and_declines_batch_pricing():
     assert AsyncMVA(serialized_bound=True).estimate_many(PROFILE, CLUSTER, None) is None
 
 
-def test_selection_bounds_the_mva_on_loss_free_links_only():
-    for lossy, expected in ((False, True), (None, False), (True, False)):
+def test_the_selection_keeps_the_paper_s_mva():
+    # tried in the selection and not adopted (docs/validation.md): the MVA as printed
+    for lossy in (False, None, True):
         names = {c.name: c for c in default_candidates("async", lossy=lossy)}
         inner = [getattr(names[n].model, "model", names[n].model)
                  for n in ("async-mva", "async-convoy")]
-        assert [m.serialized_bound for m in inner] == [expected, expected]
+        assert [m.serialized_bound for m in inner] == [False, False]
 
 
 def test_cli_flag_is_the_option(capsys):

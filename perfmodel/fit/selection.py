@@ -382,9 +382,7 @@ def variant_candidate(model_entry: ModelEntry, variant: Variant, mode: str, *,
     """The candidate of one registry variant for a job in ``mode``.
 
     The variant's options build the model; a model with an ``overlap`` option
-    gets ``overlap`` unless the variant fixes it, and one with a
-    ``serialized_bound`` option (the async MVA) has it on when ``lossy`` is
-    False: the bound holds on links that drop nothing.  A simulation model gets the
+    gets ``overlap`` unless the variant fixes it.  A simulation model gets the
     ``simulation`` options (its horizon and replications) and runs the user's
     per-layer ``trace`` when there is one (:class:`ProfiledTrace`), else, with
     overlap, the profile split into ``blocks`` layer blocks (:class:`BlockTrace`).
@@ -398,11 +396,8 @@ def variant_candidate(model_entry: ModelEntry, variant: Variant, mode: str, *,
         elif overlap:
             model = BlockTrace(model, blocks)
     else:
-        fields = {f.name for f in dataclasses.fields(cls)}
-        if "overlap" in fields:
+        if "overlap" in {f.name for f in dataclasses.fields(cls)}:
             options.setdefault("overlap", overlap)
-        if "serialized_bound" in fields and lossy is False:   # a bound of loss-free links
-            options.setdefault("serialized_bound", True)
         model = cls(**options)
     return ModelCandidate(variant.name, model_entry.family, model,
                           candidate_grid(variant, model_entry.family, lossy), (mode,),

@@ -87,7 +87,7 @@ first probe with TCP controls and DNNs neither set ran (YeAH: delay and
 loss; Veno, Illinois: loss-based with delay hints; H-TCP: loss-based; the
 measured per-layer profiles of NASNet-A mobile, SqueezeNet 1.0, GNMT-16 and
 NASNet-A large), 1, 10 or 25 Gbps, 1-2 servers, no jitter or lognormal,
-sync or async, overlap off or on, at 1 to 12 workers, seed 2028.  Every
+sync or async, overlap off or on, at 1 to 12 workers, its draw seeded at 2028.  Every
 regime is in the ``probe2`` split.
 """
 
