@@ -107,8 +107,8 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
                              "as async workers sharing a link fairly from a common start do (ours)")
     async_.add_argument("--serialized-bound", action="store_true", default=None,
                         help="async: no worker's cycle longer than with every other worker's "
-                             "transfers and updates served first, the most links that drop "
-                             "nothing can take (ours)")
+                             "transfers and updates served first, the longest work-conserving "
+                             "links that drop nothing can make it (ours; off by default)")
     gst.add_argument("--sigma", type=float,
                      help="gst: standard deviation of a worker's step time in seconds (default 0)")
     gst.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")

@@ -79,16 +79,16 @@ servers, no jitter or lognormal, sync or async, overlap off or on, at 1 to
 
 Second probe
 ------------
-The first probe's per-regime errors have been read too (a rule added after
+The first probe's per-regime errors have been read too (a rule tried after
 it was run, the async MVA's serialized bound, was checked on it).
 :data:`PROBE2` is a third held-out set, fixed and committed before it was
 run (``--design probe2``; :data:`PROBE2_PATH`), of the same kind as the
 first probe with TCP controls and DNNs neither set ran (YeAH: delay and
 loss; Veno, Illinois: loss-based with delay hints; H-TCP: loss-based; the
-measured per-layer profiles of NASNet-A mobile, SqueezeNet 1.0, GNMT-16 and
-NASNet-A large), 1, 10 or 25 Gbps, 1-2 servers, no jitter or lognormal,
-sync or async, overlap off or on, at 1 to 12 workers, its draw seeded at 2028.  Every
-regime is in the ``probe2`` split.
+measured per-layer profiles of NASNet-A mobile, SqueezeNet 1.0, GNMT-large
+(16 recurrent layers) and NASNet-A large), 1, 10 or 25 Gbps, 1-2 servers,
+no jitter or lognormal, sync or async, overlap off or on, at 1 to 12
+workers, its draw seeded at 2028.  Every regime is in the ``probe2`` split.
 """
 
 from __future__ import annotations
