@@ -818,7 +818,8 @@ def grid_records(model: Any, workload: Any, cluster: Cluster, *, workers: Iterab
 
     Each record holds the configuration (``workers``, ``n_ps``, ``bandwidth`` in
     bytes/s) followed by the estimate's fields (``step_time``, ``throughput``,
-    ``phases``, ``bottleneck``, and ``epoch_time`` when known).  For a
+    ``phases``, ``bottleneck``, and ``epoch_time`` when known; with an
+    interval, ``interval_source`` says what made it).  For a
     profile, ``below_floor`` is True when the step is shorter than the
     physical floor of :mod:`perfmodel.floors` (the model promises more than
     the links or the compute allow).  The configurations take the model's
@@ -836,7 +837,9 @@ def grid_records(model: Any, workload: Any, cluster: Cluster, *, workers: Iterab
         est = model.estimate(workload, net, config)
         record = {"workers": k, "n_ps": s, "bandwidth": bandwidth}
         record.update(est.to_dict())
-        record.pop("meta", None)
+        meta = record.pop("meta", None) or {}
+        if est.throughput_interval is not None and "interval_source" in meta:
+            record["interval_source"] = meta["interval_source"]   # what shaped the interval
         if isinstance(workload, Profile):
             record["below_floor"] = below_floor(est.step_time, config_floor(workload, net, config))
         records.append(record)

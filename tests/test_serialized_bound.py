@@ -9,6 +9,7 @@ properties.
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -188,3 +189,30 @@ def test_selection_on_one_server_keeps_its_interval_within_the_link():
     chosen = select_model(PROFILE, CLUSTER, runs, mode="async", simulate=False).chosen
     est = chosen.estimate(PROFILE, CLUSTER, _async(12, 1))
     assert est.throughput_interval[1] <= 32 * CLUSTER.nic_bandwidth / 100e6 * (1 + 1e-9)
+
+
+def test_predict_says_which_intervals_the_hardware_capped(tmp_path, capsys):
+    # runs that disagree with the model give a wide interval; at 1 Gbps the server's link
+    # caps it from 2 workers on, at 10 Gbps it does not: two sources, keyed in the table
+    runs = tmp_path / "runs.csv"
+    runs.write_text("workers,n_ps,bandwidth,throughput,mode\n"
+                    "1,1,1Gbps,60,async\n2,1,1Gbps,62,async\n")
+    argv = ["predict", "--measurements", str(runs), "--profile", "zoo:resnet50-pipedream",
+            "--workers", "1-3", "--bandwidth", "1Gbps,10Gbps"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    legend = {m.group(1): line for line in out.splitlines()
+              if (m := re.match(r"  ([a-j]): ", line))}
+    capped = [key for key, line in legend.items() if "capped at what the hardware" in line]
+    assert len(legend) == 2 and len(capped) == 1
+    table = [line.split() for line in out.splitlines() if line[:1] == " " and
+             line.split()[0].isdigit()]
+    header = next(line.split() for line in out.splitlines() if line.startswith("workers"))
+    key = header.index("interval")
+    marked = {(row[0], row[2]) for row in table if row[key] == capped[0]}
+    assert marked == {("2", "1"), ("3", "1")}
+    assert main(argv + ["--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    by_point = {(r["workers"], round(r["bandwidth"] * 8 / 1e9)): r for r in records}
+    assert "capped" in by_point[(3, 1)]["interval_source"]
+    assert "capped" not in by_point[(3, 10)]["interval_source"]

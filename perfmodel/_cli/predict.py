@@ -71,6 +71,15 @@ def _predict_layerwise(args) -> str:
     return "\n".join(text)
 
 
+def _interval_lines(level: float, sources: dict) -> str:
+    """What made the intervals: one source, or each with its key in the table."""
+    head = f"throughput_low/high: {100 * level:.0f}% interval"
+    if len(sources) <= 1:
+        return f"{head} from {next(iter(sources), 'the leave-one-out residuals')}\n"
+    return head + " from (column interval)\n" + "".join(
+        f"  {key}: {source}\n" for source, key in sources.items())
+
+
 def run(args) -> str:
     check_selection_flags(args)
     if args.model == "layerwise":
@@ -101,18 +110,23 @@ def run(args) -> str:
     columns = ["workers", "n_ps", "bandwidth_Gbps", "step_ms", "throughput", "bottleneck"]
     if any("epoch_min" in r for r in rows):
         columns.insert(5, "epoch_min")
+    sources: dict = {}   # what made each interval, keyed a, b, ... in the table
     if any("throughput_interval" in r for r in rows):
         columns[columns.index("throughput") + 1:1] = ["throughput_low", "throughput_high"]
         for r in rows:
             r["throughput_low"], r["throughput_high"] = r.pop("throughput_interval", ("", ""))
+            source = r.pop("interval_source", None)
+            if source:
+                r["interval"] = sources.setdefault(source, "abcdefghij"[len(sources) % 10])
+        if len(sources) > 1:
+            columns.insert(columns.index("throughput_high") + 1, "interval")
     name = f"selected {model.name}" if args.measurements else args.model
     overlap = getattr(model, "overlap", None)
     said = "" if overlap is None else f"; overlap {'on' if overlap else 'off'}"
     title = (f"{name} model, profile {profile.name or args.profile}, "
              f"batch {profile.batch_size}{said}; throughput in samples/s\n")
     if args.measurements:
-        title += (f"chosen: {model.why}\nthroughput_low/high: {100 * model.level:.0f}% interval "
-                  f"from the leave-one-out residuals\n")
+        title += f"chosen: {model.why}\n" + _interval_lines(model.level, sources)
     elif "throughput_low" in columns and args.model in _INTERVAL_TEXT:  # say what it means
         title += f"throughput_low/high: {100 * model.level:g}% {_INTERVAL_TEXT[args.model]}\n"
     floor = [f"{r['workers']} workers x {r['n_ps']} servers" for r in records
