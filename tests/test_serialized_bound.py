@@ -202,7 +202,7 @@ def test_predict_says_which_intervals_the_hardware_capped(tmp_path, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     legend = {m.group(1): line for line in out.splitlines()
-              if (m := re.match(r"  ([a-j]): ", line))}
+              if (m := re.match(r"  (\d+): ", line))}
     capped = [key for key, line in legend.items() if "capped at what the hardware" in line]
     assert len(legend) == 2 and len(capped) == 1
     table = [line.split() for line in out.splitlines() if line[:1] == " " and

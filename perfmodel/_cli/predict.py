@@ -110,14 +110,14 @@ def run(args) -> str:
     columns = ["workers", "n_ps", "bandwidth_Gbps", "step_ms", "throughput", "bottleneck"]
     if any("epoch_min" in r for r in rows):
         columns.insert(5, "epoch_min")
-    sources: dict = {}   # what made each interval, keyed a, b, ... in the table
+    sources: dict = {}   # what made each interval, keyed 1, 2, ... in the table
     if any("throughput_interval" in r for r in rows):
         columns[columns.index("throughput") + 1:1] = ["throughput_low", "throughput_high"]
         for r in rows:
             r["throughput_low"], r["throughput_high"] = r.pop("throughput_interval", ("", ""))
             source = r.pop("interval_source", None)
             if source:
-                r["interval"] = sources.setdefault(source, "abcdefghij"[len(sources) % 10])
+                r["interval"] = sources.setdefault(source, str(len(sources) + 1))
         if len(sources) > 1:
             columns.insert(columns.index("throughput_high") + 1, "interval")
     name = f"selected {model.name}" if args.measurements else args.model
