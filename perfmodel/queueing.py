@@ -1705,20 +1705,19 @@ class AsyncMVA:
 
     def _serialized(self, est: Estimate, workload: Profile, cluster: Cluster,
                     config: Config) -> Estimate:
-        """``est``, or the serialized network's cycle where the MVA's is longer."""
+        """``est``, or the serialized network's cycle where the MVA's is longer: the
+        phases of :func:`serialized_cycle`, which sum to it."""
         k, p = config.n_replicas, config.n_ps
-        stall = async_stall_time(cluster.timeout_probability, cluster.retransmit_timeout, p)
-        cycle = float(serialized_cycle(workload.model_bytes, link_rate(cluster),
-                                       workload.t_forward, workload.t_backward,
-                                       workload.t_update, k, p, stall))
-        if est.step_time <= cycle:
-            return dataclasses.replace(est, meta=dict(est.meta, serialized=False))
         transfer = workload.model_bytes * max(1.0, k / p) / link_rate(cluster)
         phases = {"downlink": transfer, "forward": workload.t_forward,
                   "backward": workload.t_backward, "uplink": transfer,
                   "update": k * workload.t_update / p}
+        stall = async_stall_time(cluster.timeout_probability, cluster.retransmit_timeout, p)
         if stall:
             phases["timeouts"] = stall
+        cycle = sum(phases.values())
+        if est.step_time <= cycle:
+            return dataclasses.replace(est, meta=dict(est.meta, serialized=False))
         meta = dict(est.meta, serialized=True, steps_per_second=k / cycle)
         return Estimate.from_phases(phases, k * workload.batch_size,
                                     epoch_samples=config.epoch_samples, meta=meta)

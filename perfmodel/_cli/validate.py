@@ -49,8 +49,9 @@ def _corpus(args, train, path: Path | None) -> tuple:
                                  layers=args.layers, suggested=args.suggested_run,
                                  progress=lambda done, _total: tick(done))
     probe = "TCP controls and DNNs the corpus never ran"
-    if path in (PROBE_PATH, PROBE2_PATH):
-        what = f"the {'second ' * (path == PROBE2_PATH)}probe (every regime held out: {probe})"
+    probes = {PROBE_PATH: "the probe", PROBE2_PATH: "the second probe"}
+    if path in probes:
+        what = f"{probes[path]} (every regime held out: {probe})"
     else:
         what = ("the ns-3 corpus (train and test side by side; the test half holds out "
                 "whole factor levels" + (f"; the probes hold out {probe})" if path is None

@@ -757,11 +757,16 @@ def contention_free_throughput(model, workload, cluster: Cluster, config: Config
     if config.n_workers > 1:
         return math.inf
     one = model.estimate(workload, cluster, config.replace(n_replicas=1)).throughput
+    return min(config.n_replicas * one * math.exp(halfwidth),
+               _links_carry(workload, cluster, config))
+
+
+def _links_carry(workload, cluster: Cluster, config: Config) -> float:
+    """Samples/s the busiest link carries at line rate (:func:`perfmodel.floors.link_floor`)."""
     profile = workload if isinstance(workload, Profile) else workload.coarse_profile()
     floor = link_floor(profile, cluster, config,
                        architecture="ps" if config.n_ps >= 1 else "allreduce")
-    carried = config.n_replicas * profile.batch_size / floor if floor > 0 else math.inf
-    return min(config.n_replicas * one * math.exp(halfwidth), carried)
+    return config.n_replicas * profile.batch_size / floor if floor > 0 else math.inf
 
 
 def incast_throughput(estimate: Estimate, retransmit_timeout: float) -> float:
@@ -903,12 +908,15 @@ class Calibrated:
         """
         calibrated = cluster.replace(**dict(self.overrides))
         est = _under_ceiling(self.model.estimate(workload, calibrated, config), self.ceiling, config)
+        # the contention-free bound (K workers alone, or the links), priced once for both uses
+        alone = (math.inf if config.n_workers > 1 else config.n_replicas * self.model.estimate(
+            workload, calibrated, config.replace(n_replicas=1)).throughput)
+        carried = _links_carry(workload, calibrated, config) if math.isfinite(alone) else math.inf
         h = self.halfwidth_at(config.n_replicas)
         low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
         source = f"LOO residuals of {len(self.log_residuals)} calibration points"
         if self.reach_contention_free and config.n_ps >= 2:   # set for async jobs only
-            high = max(est.throughput * math.exp(self.halfwidth),
-                       contention_free_throughput(self.model, workload, calibrated, config))
+            high = max(est.throughput * math.exp(self.halfwidth), min(alone, carried))
             source += " below, the contention-free bound above"
         if (self.incast and config.mode == "sync" and self.calibration_workers is not None
                 and config.n_replicas > self.calibration_workers):
@@ -925,8 +933,7 @@ class Calibrated:
             low = min([low] + [e.throughput for e in others.values()])
             high = max([high] + [e.throughput for e in others.values()])
             source += " and the models the runs cannot tell apart (" + ", ".join(others) + ")"
-        top = contention_free_throughput(self.model, workload, calibrated, config,
-                                         halfwidth=self.halfwidth)
+        top = min(alone * math.exp(self.halfwidth), carried)   # what the hardware allows
         if high > max(top, est.throughput):
             high = max(top, est.throughput)
             source += ", capped at what the hardware allows"
