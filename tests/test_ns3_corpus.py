@@ -56,6 +56,24 @@ def test_a_probe_shares_no_tcp_and_no_dnn_with_the_sets_before_it(spec, earlier)
     assert len({d.prefix for d in nc.DESIGNS.values()}) == len(nc.DESIGNS)
 
 
+def test_the_third_probe_runs_new_tcps_fifo_hosts_and_up_to_four_servers():
+    d = nc.design(spec=nc.PROBE3)
+    assert d == nc.design(spec=nc.PROBE3) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe3"} and {r["buffer"] for r in d} == {"deep"}
+    for name, levels in nc.PROBE3.factors.items():   # balanced over the listed levels
+        counts = Counter(r[name] for r in d)
+        listed = Counter(levels)
+        per_listing = {lvl: counts[lvl] / listed[lvl] for lvl in listed}
+        assert max(per_listing.values()) - min(per_listing.values()) <= 1, name
+    assert Counter(r["mode"] for r in d) == {"async": 16, "sync": 8}
+    assert {r["queue"] for r in d} == {"fifo", "fair"}
+    assert {r["n_ps"] for r in d} == {1, 2, 3, 4}
+    for other in (nc.CORPUS, nc.PROBE, nc.PROBE2):
+        assert not set(nc.PROBE3.factors["tcp"]) & set(other.factors["tcp"]), other.name
+    assert not set(nc.PROBE3.factors["dnn"]) & set(nc.FACTORS["dnn"])   # no rule's DNN
+    assert set(nc.PROBE3.factors["tcp"]) <= set(ns3_job.TCP_VARIANTS)
+
+
 @pytest.mark.parametrize("dnn", nc.FACTORS["dnn"] + nc.PROBE.factors["dnn"]
                          + nc.PROBE2.factors["dnn"])
 def test_blocks_keep_the_profile_totals(dnn):

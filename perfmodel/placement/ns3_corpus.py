@@ -89,6 +89,21 @@ measured per-layer profiles of NASNet-A mobile, SqueezeNet 1.0, GNMT-large
 (16 recurrent layers) and NASNet-A large), 1, 10 or 25 Gbps, 1-2 servers,
 no jitter or lognormal, sync or async, overlap off or on, at 1 to 12
 workers, its draw seeded at 2028.  Every regime is in the ``probe2`` split.
+
+Third probe
+-----------
+Both probes' per-regime errors have been read (the second judged the
+serialized bound, and the misses of both led to the next async rules), and
+neither ran FIFO hosts or more than two servers, where the async model misses
+most on the corpus.  :data:`PROBE3` is a fourth held-out set, fixed and
+committed before it was run (``--design probe3``; :data:`PROBE3_PATH`): 24
+regimes with TCP controls no set ran (Hybla, Scalable, BIC: loss-based; Linux
+Reno: NewReno as Linux grows its window), FIFO or per-flow fair hosts with
+deep buffers (loss-free), 1, 10 or 25 Gbps, 1 to 4 servers, no jitter or
+lognormal, two async regimes to each sync one, overlap off or on, at 1 to 16
+workers, its draw seeded at 2029.  Every DNN has been run before (the
+committed profiles are exhausted): the eight of the two probes, never used to
+design a rule.  Every regime is in the ``probe3`` split.
 """
 
 from __future__ import annotations
@@ -116,7 +131,7 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
-           "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "design", "split_of", "pipedream_blocks",
+           "PROBE3", "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "PROBE3_PATH", "design", "split_of", "pipedream_blocks",
            "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
@@ -174,7 +189,7 @@ class Design:
     Attributes
     ----------
     name : str
-        ``"corpus"``, ``"probe"`` or ``"probe2"``.
+        ``"corpus"``, ``"probe"``, ``"probe2"`` or ``"probe3"``.
     factors : dict of str to tuple
         Every factor and its levels.
     held_out : dict of str to tuple
@@ -219,12 +234,25 @@ PROBE2 = Design(
      "dnn": ("nasnetamobile", "squeezenet1_0", "gnmt_large", "nasnetalarge"),
      "jitter": ("none", "lognormal"), "mode": ("sync", "async"), "overlap": (False, True)},
     {}, 16, 2028, (1, 2, 3, 4, 6, 8, 12), "q", split="probe2")
+#: The third probe: a fourth held-out set, fixed before it was run, with TCP controls no
+#: set ran, FIFO hosts and up to four servers (module notes).  Its split is ``probe3``.
+PROBE3 = Design(
+    "probe3",
+    {"tcp": ("hybla", "scalable", "bic", "linuxreno"), "queue": ("fifo", "fair"),
+     "buffer": ("deep",), "bandwidth_gbps": (1, 10, 25), "n_ps": (1, 2, 3, 4),
+     "dnn": ("resnet101", "resnext101", "densenet121", "gnmt", "nasnetamobile",
+             "squeezenet1_0", "gnmt_large", "nasnetalarge"),
+     "jitter": ("none", "lognormal"), "mode": ("async", "sync", "async"),
+     "overlap": (False, True)},
+    {}, 24, 2029, CORPUS_WORKERS, "r", split="probe3")
 #: The designs by name.
-DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2)}
+DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3)}
 #: The committed probe.
 PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
 #: The committed second probe.
 PROBE2_PATH = CORPUS_PATH.with_name("ns3_probe2.csv")
+#: The committed third probe.
+PROBE3_PATH = CORPUS_PATH.with_name("ns3_probe3.csv")
 
 
 def design(n: int | None = None, seed: int | None = None, *,
@@ -543,7 +571,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, help="CSV file to write (resumed when it exists)")
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     p.add_argument("--design", choices=tuple(DESIGNS), default="corpus",
-                   help="the corpus (default), the probe or the second probe (module notes)")
+                   help="the corpus (default) or one of the three probes (module notes)")
     p.add_argument("--regimes", type=int, help="regimes drawn (default: the design's)")
     p.add_argument("--only", help="comma-separated regime names to run")
     p.add_argument("--heavy-tail-steps", type=int, default=1,

@@ -103,12 +103,15 @@ DEFAULT_T_UPDATE = 0.02
 #: TCP congestion controls: name -> ns-3 socket type.  DCTCP marks instead of queueing
 #: (ECN: RED at a fixed threshold on a FIFO port, a sojourn threshold on a fair queue).
 #: Vegas (delay-based), BBR (rate-based), HighSpeed and Westwood+ (loss-based) are what
-#: the probe corpus runs: controls no rule was designed on.
+#: the probe corpus runs: controls no rule was designed on; YeAH, Veno, Illinois and
+#: H-TCP the second probe's; Hybla, Scalable, BIC and Linux Reno the third's.
 TCP_VARIANTS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp",
                 "vegas": "ns3::TcpVegas", "bbr": "ns3::TcpBbr",
                 "highspeed": "ns3::TcpHighSpeed", "westwood": "ns3::TcpWestwoodPlus",
                 "yeah": "ns3::TcpYeah", "veno": "ns3::TcpVeno", "illinois": "ns3::TcpIllinois",
-                "htcp": "ns3::TcpHtcp"}
+                "htcp": "ns3::TcpHtcp", "hybla": "ns3::TcpHybla",
+                "scalable": "ns3::TcpScalable", "bic": "ns3::TcpBic",
+                "linuxreno": "ns3::TcpLinuxReno"}
 #: Egress queue disciplines of the NIC links.
 QUEUES = ("fifo", "fair")
 #: Default buffer of each queue, packets: Linux's txqueuelen, and FqCoDel's own limit.
@@ -633,8 +636,9 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
         worker exchanges it with each server over a TCP connection of its own,
         and each server updates its share on a CPU of its own
         (``t_update / P``).  The step ends when every server is done.
-    tcp : {"newreno", "cubic", "dctcp", "vegas", "bbr", "highspeed", "westwood"}
-        Congestion control (:data:`TCP_VARIANTS`).  DCTCP gets ECN marking:
+    tcp : str
+        Congestion control, one of :data:`TCP_VARIANTS` ("newreno", "cubic",
+        "dctcp", ...).  DCTCP gets ECN marking:
         RED at :data:`DCTCP_MARK_PACKETS` on a FIFO queue, a sojourn of
         :data:`DCTCP_CE_THRESHOLD` on a fair one.
     buffer : int or None, packets
