@@ -170,7 +170,11 @@ MVA's stations) or pass them as one fork-join is what the runs would have to
 show.  Above the prediction such an interval reaches the contention-free
 bound instead of widening with the workers (:func:`contention_free_throughput`,
 the asymptotic bound of a closed network: K times one worker alone, or what
-the servers' links carry); below, it widens as above.
+the servers' links carry); below, it widens as above.  A run with more
+workers than servers shows the queueing at its own count, not where it sets
+in: the knee between P and that run is where the in-turn and fork-join
+readings part most, so below that run's workers the top still reaches the
+bound.
 
 A sync job on a link that drops packets (``lossy=True``) can
 collapse as its workers grow: their transfers meet at a server's port at
@@ -832,9 +836,12 @@ class Calibrated:
     reach_contention_free : bool
         Above the prediction, an async estimate on 2 or more servers reaches
         :func:`contention_free_throughput` instead of widening with the
-        workers: the calibration runs never had more workers than servers, so
-        they cannot show how much the workers queue at the servers (see the
-        module docstring).
+        workers, unless a run in ``queueing_runs`` had at most its workers:
+        no run shows how much the workers queue at the servers up to there
+        (see the module docstring).
+    queueing_runs : tuple of int
+        Workers of the calibration runs on 2 or more servers with more
+        workers than servers, each showing the queueing at its own count.
     incast : bool
         Below the prediction, a sync estimate beyond ``calibration_workers``
         reaches :func:`incast_throughput` on the calibrated cluster's
@@ -865,6 +872,7 @@ class Calibrated:
     growth: float | None = None
     mode: str = "sync"
     reach_contention_free: bool = False
+    queueing_runs: tuple = ()
     incast: bool = False
     ceiling: Any = None
     alternatives: tuple = ()
@@ -915,7 +923,8 @@ class Calibrated:
         h = self.halfwidth_at(config.n_replicas)
         low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
         source = f"LOO residuals of {len(self.log_residuals)} calibration points"
-        if self.reach_contention_free and config.n_ps >= 2:   # set for async jobs only
+        if (self.reach_contention_free and config.n_ps >= 2   # set for async jobs only
+                and not any(k <= config.n_replicas for k in self.queueing_runs)):
             high = max(est.throughput * math.exp(self.halfwidth), min(alone, carried))
             source += " below, the contention-free bound above"
         if (self.incast and config.mode == "sync" and self.calibration_workers is not None
@@ -1440,18 +1449,24 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         k, gap, names = suggestion
         why += (f"; {lead.format(', '.join(names))} differ by {100 * gap:.0f}% at {k} "
                 f"workers, where one more run would settle it (the interval {spans})")
-    reach = mode == "async" and not any(m.workers > m.n_ps >= 2 for m in ms)
-    if reach:
+    reach = mode == "async"
+    queueing = tuple(sorted({m.workers for m in ms if m.workers > m.n_ps >= 2}))
+    if reach and not queueing:
         why += ("; on 2 or more servers the interval reaches up to the contention-free bound "
                 "(no run on 2 or more servers had more workers than servers, so none shows "
                 "how much the workers queue there)")
+    elif reach:
+        why += (f"; on 2 or more servers the interval reaches up to the contention-free bound "
+                f"below {queueing[0]} workers (the {queueing[0]}-worker run shows how much "
+                f"the workers queue at the servers there, not where the queueing sets in)")
     incast = mode == "sync" and lossy is True
     if incast:
         why += ("; on a link that drops packets the interval reaches down to one "
                 f"retransmission timeout a step beyond {max(m.workers for m in ms)} workers "
                 "(TCP incast, which the runs need not show)")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
-                                 mode=mode, reach_contention_free=reach, incast=incast,
+                                 mode=mode, reach_contention_free=reach,
+                                 queueing_runs=queueing, incast=incast,
                                  ceiling=ceiling, alternatives=alternatives)
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,
