@@ -291,9 +291,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "protocol on the ns-3 corpus, train and test side by side)")
     v.add_argument("--corpus", help="matrix --only corpus: one committed packet-level set by "
                                     "name (corpus; long-tail; probe, probe2: 16 regimes each "
-                                    "with TCPs and DNNs the corpus never ran) or a corpus CSV "
-                                    "(default: the corpus and both probes)")
-    v.add_argument("--split", action="append", choices=("train", "test", "probe", "probe2"),
+                                    "with TCPs and DNNs the corpus never ran; probe3: 24 "
+                                    "regimes with new TCPs, FIFO hosts and up to four "
+                                    "servers) or a corpus CSV (default: the corpus and the "
+                                    "three probes)")
+    v.add_argument("--split", action="append",
+                   choices=("train", "test", "probe", "probe2", "probe3"),
                    help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "

@@ -11,6 +11,7 @@ from ..placement.ns3_corpus import (
     CORPUS_PATH,
     LONG_CORPUS_PATH,
     PROBE2_PATH,
+    PROBE3_PATH,
     PROBE_PATH,
     read_rows,
 )
@@ -20,9 +21,9 @@ __all__ = ["run"]
 
 #: The committed packet-level sets ``--corpus`` takes by name.
 CORPORA = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
-           "probe2": PROBE2_PATH}
+           "probe2": PROBE2_PATH, "probe3": PROBE3_PATH}
 #: What ``--only corpus`` reads without ``--corpus``.
-DEFAULT_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH)
+DEFAULT_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH)
 
 
 def _corpus_path(value) -> Path | None:
@@ -49,9 +50,12 @@ def _corpus(args, train, path: Path | None) -> tuple:
                                  layers=args.layers, suggested=args.suggested_run,
                                  progress=lambda done, _total: tick(done))
     probe = "TCP controls and DNNs the corpus never ran"
-    probes = {PROBE_PATH: "the probe", PROBE2_PATH: "the second probe"}
+    probes = {PROBE_PATH: f"the probe (every regime held out: {probe})",
+              PROBE2_PATH: f"the second probe (every regime held out: {probe})",
+              PROBE3_PATH: "the third probe (every regime held out: TCP controls no set "
+                           "ran, FIFO hosts, up to four servers)"}
     if path in probes:
-        what = f"{probes[path]} (every regime held out: {probe})"
+        what = probes[path]
     else:
         what = ("the ns-3 corpus (train and test side by side; the test half holds out "
                 "whole factor levels" + (f"; the probes hold out {probe})" if path is None
