@@ -94,6 +94,22 @@ leaves it off: calibrated by its level on one- and two-worker runs, the
 bounded MVA was closer on the sets it was designed on and further on a
 held-out one (docs/validation.md).
 
+The P servers as one fork-join (ours)
+------------------------------------
+A worker sends its P shards at once over its own link, and the P servers
+apply them in parallel.  :func:`fork_join_solve` (``AsyncMVA(servers=
+"fork-join")``) models that: the P servers' links in each direction are one
+processor-sharing station of P channels (rate ``min(n, P) B / M`` with n
+transfers present: a transfer alone runs at its worker's link rate B, and n
+>= P share the P server links), and the P update CPUs one processor-sharing
+station of demand ``T_S / P``.  It is a product-form network with
+load-dependent stations, solved exactly by MVA with marginal queue-length
+probabilities (Reiser and Lavenberg 1980).  With one server it is the MVA
+with processor-sharing links (eq. 4).  Up to P workers it matches the
+packet-level corpus where the in-turn stations queue; beyond, the workers'
+TCP flows do not pool as evenly as the channels, and it can be too fast
+(docs/validation.md).
+
 Examples
 --------
 >>> round(async_throughput(100e6, 1.25e9, 0.1, 0.2, 0.01, 1), 6)   # 1 / (0.08+0.3+0.01+0.08)
@@ -112,7 +128,9 @@ analysis of multiclass closed networks of queues" (1979); Y. Bard, "Some
 extensions to multiclass queueing network analysis" (1979); K. M. Chandy and
 D. Neuse, "Linearizer", Commun. ACM 25(2), 1982.  Saturation population: E. D.
 Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik, Quantitative System
-Performance, Prentice-Hall 1984, Sec. 5.2.
+Performance, Prentice-Hall 1984, Sec. 5.2.  Load-dependent MVA: M. Reiser and
+S. S. Lavenberg, "Mean-value analysis of closed multichain queuing networks",
+J. ACM 27(2), 1980.
 """
 
 from __future__ import annotations
@@ -136,7 +154,7 @@ __all__ = [
     "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
     "AsyncSolution", "async_solve", "async_throughput", "async_stall_time", "AsyncMVA",
     "async_batchable", "async_solve_many", "saturation_workers", "convoy_groups",
-    "serialized_cycle",
+    "serialized_cycle", "fork_join_solve", "SERVER_LAYOUTS",
     "DEFAULT_RHO_THRESHOLD", "resolved_threshold",
 ]
 
@@ -155,6 +173,9 @@ RESIDUALS = ("deterministic", "exponential")
 STATIONS = ("uplink", "update", "downlink")
 #: Phases of one worker's step, in time order; they sum to its mean step time.
 PHASES = ("downlink", "forward", "backward", "uplink", "update")
+#: How a worker meets P servers: their stations visited in turn (Li et al. 2022's
+#: network, split over the servers) or all at once as one fork-join (ours).
+SERVER_LAYOUTS = ("in-turn", "fork-join")
 
 #: Population vectors above which ``method="auto"`` leaves the exact recursion
 #: (2^17 = 131,072 is 17 distinct workers, a fraction of a second; Linearizer is
@@ -1397,6 +1418,129 @@ def convoy_groups(workers: int, saturation: float) -> list[tuple[int, float]]:
     return [(low, low + 1 - g), (low + 1, g - low)]
 
 
+def _channel_mva(delay: float, demands: np.ndarray, channels: np.ndarray, workers: int):
+    """Exact single-class MVA with load-dependent processor-sharing stations.
+
+    Station i serves at rate ``min(n, channels[i]) / demands[i]`` with n jobs
+    present (one channel: plain processor sharing); ``delay`` is an infinite
+    server.  Reiser and Lavenberg's recursion over the marginal queue-length
+    probabilities ``p_i(j | n)``.  Returns ``(X, R)``: the throughput and the
+    response time per station at ``workers`` jobs.
+    """
+    stations = len(demands)
+    marginal = np.zeros((stations, workers + 1))
+    marginal[:, 0] = 1.0
+    j = np.arange(1, workers + 1, dtype=float)
+    # time per visit with j jobs present, per job: j * demand / min(j, c) / j
+    per_job = demands[:, None] / np.minimum(j[None, :], channels[:, None])
+    x, resp = 0.0, np.zeros(stations)
+    for n in range(1, workers + 1):
+        resp = (j[:n] * per_job[:, :n] * marginal[:, :n]).sum(axis=1)
+        cycle = delay + resp.sum()
+        x = n / cycle if cycle > 0 else _INF
+        new = np.zeros_like(marginal)
+        new[:, 1:n + 1] = x * per_job[:, :n] * marginal[:, :n]
+        new[:, 0] = np.maximum(0.0, 1.0 - new[:, 1:].sum(axis=1))
+        marginal = new
+    return x, resp
+
+
+def fork_join_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers, *,
+                    n_ps=1, overlap=False, t_stall=0.0) -> AsyncSolution:
+    """Async-SGD with the P servers met at once, as one fork-join (module notes; ours).
+
+    The network of Li et al. 2022's Fig. 5 with its P servers' stations
+    pooled: each direction's P server links are one processor-sharing station
+    of P channels, demand ``M / B`` per step (a transfer alone runs at its
+    worker's link rate B), and the P update CPUs one processor-sharing
+    station of demand ``T_S / P``.  Links are processor sharing (eq. 4's);
+    eq. 5's FCFS alternative does not apply.  With ``overlap`` eq. 6 as in
+    :func:`async_solve`: the exposed compute from the first solution, solved
+    again.  K identical workers.
+
+    Parameters
+    ----------
+    model_bytes : float, bytes
+    bandwidth : float, bytes/s
+    t_forward, t_backward, t_update : float, s
+    workers : int
+        K >= 1.
+    n_ps : int
+        Parameter servers P >= 1.
+    overlap : bool
+        Apply eq. 6.
+    t_stall : float, s
+        Timeout stall per step, a delay of its own (as in :func:`async_solve`).
+
+    Returns
+    -------
+    AsyncSolution
+        ``utilization`` and ``queue_length`` of the pooled stations: the
+        busy fraction of one server's link or CPU, and the mean transfers or
+        updates at all P; ``discipline`` ``"ps"``, ``method`` ``"fork-join"``.
+
+    Raises
+    ------
+    SpecError
+        Naming the argument, for NaN, negative or out-of-range values, or a step
+        with no time at all.
+
+    References
+    ----------
+    Li et al. 2022, Sec. 2.1 (the network, eq. 4, eq. 6); Reiser and
+    Lavenberg 1980 (MVA with load-dependent stations).
+
+    Examples
+    --------
+    One worker meets its 4 servers at once: ``0.08 + 0.3 + 0.01 / 4 + 0.08`` s a step.
+
+    >>> sol = fork_join_solve(100e6, 1.25e9, 0.1, 0.2, 0.01, 1, n_ps=4)
+    >>> round(float(sol.step_time[0]), 6), sol.method
+    (0.4625, 'fork-join')
+    >>> round(fork_join_solve(100e6, 1.25e9, 0.1, 0.2, 0.01, 4, n_ps=4).throughput, 4)
+    8.6479
+    """
+    m = _v.scalar("model_bytes", model_bytes)
+    b = _v.scalar("bandwidth", bandwidth, positive=True, finite=False)
+    tf = _v.scalar("t_forward", t_forward)
+    tb = _v.scalar("t_backward", t_backward)
+    ts = _v.scalar("t_update", t_update)
+    if np.ndim(workers) != 0:
+        raise SpecError("workers", f"expected a whole number >= 1, got {workers!r}")
+    k = int(_v.checked("workers", workers, minimum=1, integer=True))
+    p = int(_v.scalar("n_ps", n_ps, minimum=1, integer=True))
+    _v.boolean("overlap", overlap)
+    stall = _v.scalar("t_stall", t_stall)
+    link, update = m / b, ts / p
+    if not (tf + tb > 0 or link > 0 or update > 0):
+        raise SpecError("t_forward", "a step takes no time at all (zero compute, model and "
+                                     "update): its throughput would be infinite")
+    demands = np.array([link, update, link])
+    channels = np.array([float(p), 1.0, float(p)])
+    x, r = _channel_mva(tf + tb + stall, demands, channels, k)
+    fwd, bwd = tf, tb
+    if overlap:   # eq. 6: the exposed compute, solved again
+        fwd, bwd = max(0.0, tf - r[2]), max(0.0, tb - r[0])
+        x, r = _channel_mva(fwd + bwd + stall, demands, channels, k)
+    phases = {"downlink": r[2], "forward": fwd, "backward": bwd, "uplink": r[0],
+              "update": r[1]}
+    if stall:
+        phases["timeouts"] = stall
+    cycle = sum(phases.values())
+    per_worker = x / k
+    util = x * demands / channels
+    return AsyncSolution(
+        throughput=float(x), worker_throughput=np.full(k, per_worker),
+        step_time=np.full(k, cycle),
+        phases={name: np.full(k, float(v)) for name, v in phases.items()},
+        utilization={"uplink": float(util[0]), "update": float(util[1]),
+                     "downlink": float(util[2]), "compute": float(per_worker * (tf + tb))},
+        queue_length={"uplink": float(x * r[0]), "update": float(x * r[1]),
+                      "downlink": float(x * r[2])},
+        discipline="ps", rho_fcfs=None, throughput_fcfs=None, throughput_ps=float(x),
+        compute_time=np.full(k, fwd + bwd), n_ps=p, method="fork-join")
+
+
 def serialized_cycle(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
                      n_ps=1, t_stall=0.0):
     """Seconds of an async worker's cycle with every other worker served first (ours).
@@ -1593,6 +1737,12 @@ class AsyncMVA:
         nothing.  False (default): the paper's model as printed, which the
         model selection keeps (docs/validation.md: the bound did not carry to
         a held-out set).
+    servers : {"in-turn", "fork-join"}
+        How a worker meets ``config.n_ps`` servers: their stations visited in
+        turn (default, the paper's network split over the servers) or all at
+        once (:func:`fork_join_solve`, module notes; ours), whose links are
+        processor sharing whatever ``discipline`` says.  The same with one
+        server and eq. 4.
 
     Notes
     -----
@@ -1640,6 +1790,7 @@ class AsyncMVA:
     method: str = "auto"
     convoys: bool = False
     serialized_bound: bool = False
+    servers: str = "in-turn"
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
     modes: ClassVar[tuple[str, ...]] = ("async",)
     uses_parameter_servers: ClassVar[bool] = True
@@ -1650,6 +1801,7 @@ class AsyncMVA:
         if not isinstance(self.convoys, (bool, np.bool_)):
             raise SpecError("convoys", f"expected true or false, got {self.convoys!r}")
         _v.boolean("serialized_bound", self.serialized_bound)
+        _v.choice("servers", self.servers, SERVER_LAYOUTS)
 
     def saturation(self, workload: Profile, cluster: Cluster, config: Config) -> float:
         """N* of ``config`` (:func:`saturation_workers`) at the link rate this model uses."""
@@ -1668,12 +1820,18 @@ class AsyncMVA:
         """The full :class:`AsyncSolution` behind :meth:`estimate`."""
         check_inputs(workload, cluster, config, type(self).__name__, modes=None,
                      min_servers=1, one_gpu=True)
+        stall = async_stall_time(cluster.timeout_probability, cluster.retransmit_timeout,
+                                 config.n_ps)
+        if self.servers == "fork-join":
+            return fork_join_solve(workload.model_bytes, link_rate(cluster),
+                                   workload.t_forward, workload.t_backward,
+                                   workload.t_update, config.n_replicas, n_ps=config.n_ps,
+                                   overlap=self.overlap, t_stall=stall)
         return async_solve(workload.model_bytes, link_rate(cluster), workload.t_forward,
                            workload.t_backward, workload.t_update, config.n_replicas,
                            self.discipline, self.threshold(cluster)[0], self.overlap,
                            n_ps=config.n_ps, residual=self.residual, method=self.method,
-                           t_stall=async_stall_time(cluster.timeout_probability,
-                                                    cluster.retransmit_timeout, config.n_ps))
+                           t_stall=stall)
 
     def estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
         """Predict Async-SGD with ``config.n_replicas`` workers and ``config.n_ps`` servers.
@@ -1730,12 +1888,14 @@ class AsyncMVA:
                 return self._convoy_estimate(workload, cluster, config, groups, n_star)
         sol = self.solve(workload, cluster, config)
         rho_t, source = self.threshold(cluster)
-        eq = _EQUATION[self.discipline] + (" and eq. 6" if self.overlap else "")
+        eq = (_EQUATION["ps"] + ", the servers as one fork-join (ours)"
+              if self.servers == "fork-join" else _EQUATION[self.discipline])
+        eq += " and eq. 6" if self.overlap else ""
         meta = {"model": type(self).__name__, "discipline": self.discipline,
                 "selected": sol.discipline, "rho_fcfs": sol.rho_fcfs,
                 "rho_threshold": rho_t, "rho_threshold_source": source, "overlap": self.overlap,
                 "residual": self.residual, "method": sol.method, "equation": eq,
-                "convoys": self.convoys,
+                "convoys": self.convoys, "servers": self.servers,
                 "workers": config.n_replicas, "n_ps": config.n_ps,
                 "steps_per_second": sol.throughput,
                 "utilization": dict(sol.utilization),
@@ -1776,12 +1936,13 @@ class AsyncMVA:
         at once (the exact method ``estimate`` uses for identical workers).
 
         None (price them one by one) with ``overlap`` (eq. 6 solves again with
-        delays that depend on K), ``convoys``, ``serialized_bound``, an approximate
+        delays that depend on K), ``convoys``, ``serialized_bound``, the fork-join
+        ``servers``, an approximate
         ``method``, model parallelism, several GPUs per machine, or more workers than
         the exact bound.
         """
         if self.overlap or self.convoys or self.serialized_bound or \
-                self.method not in ("auto", "exact") or \
+                self.servers != "in-turn" or self.method not in ("auto", "exact") or \
                 not async_batchable(workload, cluster, batch):
             return None
         q, rto = cluster.timeout_probability, cluster.retransmit_timeout
