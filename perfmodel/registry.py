@@ -168,7 +168,7 @@ MODELS: Mapping[str, ModelEntry] = _entries(
     ModelEntry("async", "perfmodel.queueing:AsyncMVA",
                "Async-SGD with parameter servers, MVA of Li et al. 2022 eqs. 1-6",
                ("discipline", "rho_threshold", "overlap", "residual", "convoys",
-                "serialized_bound"), ("async",),
+                "serialized_bound", "servers"), ("async",),
                "queueing",
                variants=(Variant("async-mva", tunables=("link_efficiency", "rho_threshold"),
                                  lockstep=False, sets=("selection", "matrix", "dl2")),

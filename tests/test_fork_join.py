@@ -6,6 +6,7 @@ bounds a closed network cannot cross.
 """
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -13,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from perfmodel import zoo
+from perfmodel.cli import main
 from perfmodel.errors import SpecError
 from perfmodel.queueing import AsyncMVA, async_solve, fork_join_solve
 from perfmodel.specs import Cluster, Config, Profile
@@ -121,3 +124,13 @@ def test_bad_input_names_the_argument(bad, field):
     args.update(bad)
     with pytest.raises(SpecError, match=field):
         fork_join_solve(**args)
+
+
+def test_cli_flag_is_the_option(capsys):
+    code = main(["predict", "--model", "async", "--servers", "fork-join", "--workers", "6",
+                 "--ps", "3", "--bandwidth", "1Gbps", "--format", "json"])
+    (record,) = json.loads(capsys.readouterr().out)
+    est = AsyncMVA(servers="fork-join").estimate(
+        zoo.profile("resnet50-pipedream"), Cluster(machines=64, nic_bandwidth="1Gbps"),
+        Config(n_replicas=6, n_ps=3, mode="async"))
+    assert code == 0 and record["throughput"] == pytest.approx(est.throughput, rel=1e-12)
