@@ -1,0 +1,114 @@
+"""Async on several servers: where the packet-level runs sit between two readings of the
+network (a figure of docs/validation.md).
+
+Every loss-free async regime on 2-4 servers of the committed packet-level sets (the
+corpus and the three probes).  Each model's prediction is scaled by one factor fitted
+on the 1- and 2-worker runs (what a level calibration does), and the runs are drawn
+as measured over scaled prediction against workers per server K / P:
+
+* left, Li et al. 2022's network with the P servers' stations visited in turn
+  (``AsyncMVA(discipline="ps")``, the selection's async model);
+* right, the P servers met at once as one fork-join (``AsyncMVA(servers="fork-join")``).
+
+Colour: how the hosts and TCP share a link (DCTCP; loss-based TCP on drop-tail FIFO
+hosts; any TCP on per-flow fair hosts).  The script prints each group's mean error
+up to and beyond K = P.
+
+    python docs/figures/async_servers.py docs/figures/async_servers.png
+"""
+
+import collections
+import sys
+
+import matplotlib
+import numpy as np
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from perfmodel import zoo  # noqa: E402
+from perfmodel.placement.ns3_corpus import (  # noqa: E402
+    CORPUS_PATH,
+    PROBE2_PATH,
+    PROBE3_PATH,
+    PROBE_PATH,
+    read_rows,
+)
+from perfmodel.placement.ns3_job import LINK_EFFICIENCY  # noqa: E402
+from perfmodel.queueing import async_throughput, fork_join_solve  # noqa: E402
+
+GROUPS = {"DCTCP": "tab:purple", "loss-based TCP, FIFO hosts": "tab:orange",
+          "fair hosts": "tab:blue"}
+
+
+def group(row: dict) -> str:
+    if row["tcp"] == "dctcp":
+        return "DCTCP"
+    return "loss-based TCP, FIFO hosts" if row["queue"] == "fifo" else "fair hosts"
+
+
+def regimes():
+    """(rows sorted by workers) of every loss-free async regime on 2 or more servers."""
+    by = collections.defaultdict(list)
+    for path in (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH):
+        for r in read_rows(path):
+            by[r["regime"]].append(r)
+    for _, rows in sorted(by.items()):
+        rows.sort(key=lambda r: int(r["workers"]))
+        if (rows[0]["mode"] == "async" and int(rows[0]["n_ps"]) >= 2
+                and not any(int(r["queue_drops"]) > 0 for r in rows)):
+            yield rows
+
+
+def scaled_ratios(rows) -> dict:
+    """{model: {K: measured / prediction scaled on the 1- and 2-worker runs}}."""
+    f = rows[0]
+    prof = zoo.profile(f"{f['dnn']}-pipedream")
+    m, tu, p = prof.model_bytes, float(f["t_update"]), int(f["n_ps"])
+    link = float(f["bandwidth"]) * LINK_EFFICIENCY
+    overlap = f["overlap"] in ("1", "True", "true")
+    meas = {int(r["workers"]): float(r["throughput"]) / int(r["batch_size"]) for r in rows}
+    preds = {
+        "in turn": {k: float(async_throughput(m, link, prof.t_forward, prof.t_backward, tu, k,
+                                              "ps", overlap=overlap, n_ps=p)) for k in meas},
+        "fork-join": {k: fork_join_solve(m, link, prof.t_forward, prof.t_backward, tu, k,
+                                         n_ps=p, overlap=overlap).throughput for k in meas}}
+    out = {}
+    for name, pred in preds.items():
+        ratio = {k: meas[k] / pred[k] for k in meas}
+        level = np.mean([ratio[1], ratio[2]])
+        out[name] = {k: v / level for k, v in ratio.items()}
+    return out
+
+
+def main(path: str) -> None:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    errors = collections.defaultdict(list)
+    for rows in regimes():
+        p, g = int(rows[0]["n_ps"]), group(rows[0])
+        for ax, (name, ratio) in zip(axes, scaled_ratios(rows).items()):
+            ks = sorted(k for k in ratio if k >= 2)
+            ax.plot([k / p for k in ks], [ratio[k] for k in ks], "o-", ms=3, lw=1,
+                    color=GROUPS[g], alpha=0.6)
+            for k in ks[1:]:
+                side = "up to P" if k <= p else "beyond P"
+                errors[name, g, side].append(abs(1 / ratio[k] - 1))
+    for ax, title in zip(axes, ("the P servers' stations in turn (the paper's network)",
+                                "the P servers met at once (fork-join)")):
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.axvline(1.0, color="k", lw=0.8, ls=":")
+        ax.set(xscale="log", xlabel="workers per server K / P", title=title)
+        ax.set_xticks([0.5, 1, 2, 4, 8], ["0.5", "1", "2", "4", "8"])
+        ax.minorticks_off()
+    axes[0].set_ylabel("measured / prediction (scaled on 1-2 workers)")
+    for g, color in GROUPS.items():
+        axes[0].plot([], [], "o-", color=color, label=g)
+    axes[0].legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    for (name, g, side), v in sorted(errors.items()):
+        print(f"{name:<10} {g:<27} {side:<9} mean error {np.mean(v):6.1%} ({len(v)} runs)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "async_servers.png")
