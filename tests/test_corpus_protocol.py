@@ -18,6 +18,7 @@ from perfmodel.placement.ns3_corpus import (
     CORPUS_COLUMNS,
     CORPUS_PATH,
     PROBE2_PATH,
+    PROBE3_PATH,
     PROBE_PATH,
     read_rows,
 )
@@ -159,7 +160,8 @@ def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
     assert len(err) == 1 and err[0].startswith(f"perfmodel: error: {flag}: acts only on")
 
 
-@pytest.mark.parametrize("name, path", [("probe", PROBE_PATH), ("probe2", PROBE2_PATH)])
+@pytest.mark.parametrize("name, path", [("probe", PROBE_PATH), ("probe2", PROBE2_PATH),
+                                        ("probe3", PROBE3_PATH)])
 def test_cli_runs_a_probe_by_name(name, path, capsys):
     # a probe holds every regime out, so the protocol reports its own split only, for
     # both modes, with every run at 3-12 workers predicted from the 1- and 2-worker runs
@@ -178,16 +180,17 @@ def test_cli_runs_a_probe_by_name(name, path, capsys):
 
 
 def test_the_report_puts_the_probes_beside_both_halves():
-    probe, probe2 = read_rows(PROBE_PATH), read_rows(PROBE2_PATH)
-    first_probe = [r for r in probe if r["regime"] == probe[0]["regime"]]
-    first_probe2 = [r for r in probe2 if r["regime"] == probe2[0]["regime"]]
-    rows = _first("train", "sync") + _first("test", "sync") + first_probe + first_probe2
+    firsts = []
+    for path in (PROBE_PATH, PROBE2_PATH, PROBE3_PATH):
+        probe = read_rows(path)
+        firsts += [r for r in probe if r["regime"] == probe[0]["regime"]]
+    rows = _first("train", "sync") + _first("test", "sync") + firsts
     report = evaluate_corpus(rows=rows, simulate=False)
-    assert [r.split for r in report.results] == ["train", "test", "probe", "probe2"]
+    assert [r.split for r in report.results] == ["train", "test", "probe", "probe2", "probe3"]
     for cls in {s["class"] for s in report.summary()}:
         splits = [s["split"] for s in report.summary() if s["class"] == cls]
         assert splits == sorted(splits, key=SPLITS.index)
-    assert {"probe", "probe2"} <= {s["split"] for s in report.summary()}
-    assert "| probe |" in report.markdown() and "| probe2 |" in report.markdown()
+    assert {"probe", "probe2", "probe3"} <= {s["split"] for s in report.summary()}
+    assert all(f"| {name} |" in report.markdown() for name in ("probe", "probe2", "probe3"))
     alone = evaluate_corpus(rows=rows, simulate=False, splits=("probe",))
     assert [r.split for r in alone.results] == ["probe"]

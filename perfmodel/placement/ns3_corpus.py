@@ -131,8 +131,8 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
-           "PROBE3", "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "PROBE3_PATH", "design", "split_of", "pipedream_blocks",
-           "stop_time_for", "regime_run", "regime_rows",
+           "PROBE3", "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "PROBE3_PATH", "design",
+           "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
 #: Every factor and its levels, fixed before modelling.
