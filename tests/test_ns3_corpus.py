@@ -74,6 +74,19 @@ def test_the_third_probe_runs_new_tcps_fifo_hosts_and_up_to_four_servers():
     assert set(nc.PROBE3.factors["tcp"]) <= set(ns3_job.TCP_VARIANTS)
 
 
+def test_the_fourth_probe_is_the_probes_network_on_up_to_four_servers():
+    d = nc.design(spec=nc.PROBE4)
+    assert d == nc.design(spec=nc.PROBE4) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe4"}
+    assert {r["queue"] for r in d} == {"fair"} and {r["buffer"] for r in d} == {"deep"}
+    assert Counter(r["n_ps"] for r in d) == {1: 6, 2: 6, 3: 6, 4: 6}
+    assert Counter(r["mode"] for r in d) == {"async": 16, "sync": 8}
+    probes = set().union(*(set(p.factors["tcp"]) for p in (nc.PROBE, nc.PROBE2, nc.PROBE3)))
+    assert set(nc.PROBE4.factors["tcp"]) <= probes
+    assert not set(nc.PROBE4.factors["tcp"]) & set(nc.FACTORS["tcp"])
+    assert not set(nc.PROBE4.factors["dnn"]) & set(nc.FACTORS["dnn"])
+
+
 @pytest.mark.parametrize("dnn", nc.FACTORS["dnn"] + nc.PROBE.factors["dnn"]
                          + nc.PROBE2.factors["dnn"])
 def test_blocks_keep_the_profile_totals(dnn):

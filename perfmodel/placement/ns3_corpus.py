@@ -104,6 +104,19 @@ lognormal, two async regimes to each sync one, overlap off or on, at 1 to 16
 workers, its draw seeded at 2029.  Every DNN has been run before (the
 committed profiles are exhausted): the eight of the two probes, never used to
 design a rule.  Every regime is in the ``probe3`` split.
+
+Fourth probe
+------------
+The third probe's errors have been read too (they led to the fork-join
+reading of several servers, and to a rule midway between it and the
+paper's network).  :data:`PROBE4` is a fifth held-out set, fixed and
+committed before it was run (``--design probe4``; :data:`PROBE4_PATH`), of
+the network the first two probes ran (per-flow fair hosts, deep buffers:
+loss-free) with 1 to 4 servers: 24 regimes, TCP controls and DNNs drawn
+from every one the probes ran (none of the corpus's), 1, 10 or 25 Gbps, no
+jitter or lognormal, two async regimes to each sync one, overlap off or on,
+at 1 to 16 workers, its draw seeded at 2030.  Every regime is in the
+``probe4`` split.
 """
 
 from __future__ import annotations
@@ -131,7 +144,8 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
-           "PROBE3", "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "PROBE3_PATH", "design",
+           "PROBE3", "PROBE4", "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "PROBE3_PATH",
+           "PROBE4_PATH", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
@@ -189,7 +203,7 @@ class Design:
     Attributes
     ----------
     name : str
-        ``"corpus"``, ``"probe"``, ``"probe2"`` or ``"probe3"``.
+        ``"corpus"`` or a probe's (``"probe"`` to ``"probe4"``).
     factors : dict of str to tuple
         Every factor and its levels.
     held_out : dict of str to tuple
@@ -245,14 +259,29 @@ PROBE3 = Design(
      "jitter": ("none", "lognormal"), "mode": ("async", "sync", "async"),
      "overlap": (False, True)},
     {}, 24, 2029, CORPUS_WORKERS, "r", split="probe3")
+#: The fourth probe: a fifth held-out set, fixed before it was run, of fair-queued hosts
+#: with 1-4 servers (module notes).  Its split is ``probe4``.
+PROBE4 = Design(
+    "probe4",
+    {"tcp": ("vegas", "bbr", "highspeed", "westwood", "yeah", "veno", "illinois", "htcp",
+             "hybla", "scalable", "bic", "linuxreno"),
+     "queue": ("fair",), "buffer": ("deep",), "bandwidth_gbps": (1, 10, 25),
+     "n_ps": (1, 2, 3, 4),
+     "dnn": ("resnet101", "resnext101", "densenet121", "gnmt", "nasnetamobile",
+             "squeezenet1_0", "gnmt_large", "nasnetalarge"),
+     "jitter": ("none", "lognormal"), "mode": ("async", "sync", "async"),
+     "overlap": (False, True)},
+    {}, 24, 2030, CORPUS_WORKERS, "s", split="probe4")
 #: The designs by name.
-DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3)}
+DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4)}
 #: The committed probe.
 PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
 #: The committed second probe.
 PROBE2_PATH = CORPUS_PATH.with_name("ns3_probe2.csv")
 #: The committed third probe.
 PROBE3_PATH = CORPUS_PATH.with_name("ns3_probe3.csv")
+#: The committed fourth probe.
+PROBE4_PATH = CORPUS_PATH.with_name("ns3_probe4.csv")
 
 
 def design(n: int | None = None, seed: int | None = None, *,
@@ -571,7 +600,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, help="CSV file to write (resumed when it exists)")
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     p.add_argument("--design", choices=tuple(DESIGNS), default="corpus",
-                   help="the corpus (default) or one of the three probes (module notes)")
+                   help="the corpus (default) or one of the four probes (module notes)")
     p.add_argument("--regimes", type=int, help="regimes drawn (default: the design's)")
     p.add_argument("--only", help="comma-separated regime names to run")
     p.add_argument("--heavy-tail-steps", type=int, default=1,
