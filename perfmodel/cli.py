@@ -296,10 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
                                     "name (corpus; long-tail; probe, probe2: 16 regimes each "
                                     "with TCPs and DNNs the corpus never ran; probe3: 24 "
                                     "regimes with new TCPs, FIFO hosts and up to four "
+                                    "servers; probe4: 24 fair-queued regimes on up to four "
                                     "servers) or a corpus CSV (default: the corpus and the "
-                                    "three probes)")
+                                    "four probes)")
     v.add_argument("--split", action="append",
-                   choices=("train", "test", "probe", "probe2", "probe3"),
+                   choices=("train", "test", "probe", "probe2", "probe3", "probe4"),
                    help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "

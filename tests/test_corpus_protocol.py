@@ -19,6 +19,7 @@ from perfmodel.placement.ns3_corpus import (
     CORPUS_PATH,
     PROBE2_PATH,
     PROBE3_PATH,
+    PROBE4_PATH,
     PROBE_PATH,
     read_rows,
 )
@@ -161,7 +162,7 @@ def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
 
 
 @pytest.mark.parametrize("name, path", [("probe", PROBE_PATH), ("probe2", PROBE2_PATH),
-                                        ("probe3", PROBE3_PATH)])
+                                        ("probe3", PROBE3_PATH), ("probe4", PROBE4_PATH)])
 def test_cli_runs_a_probe_by_name(name, path, capsys):
     # a probe holds every regime out, so the protocol reports its own split only, for
     # both modes, with every run at 3-12 workers predicted from the 1- and 2-worker runs
@@ -181,16 +182,16 @@ def test_cli_runs_a_probe_by_name(name, path, capsys):
 
 def test_the_report_puts_the_probes_beside_both_halves():
     firsts = []
-    for path in (PROBE_PATH, PROBE2_PATH, PROBE3_PATH):
+    for path in (PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH):
         probe = read_rows(path)
         firsts += [r for r in probe if r["regime"] == probe[0]["regime"]]
     rows = _first("train", "sync") + _first("test", "sync") + firsts
     report = evaluate_corpus(rows=rows, simulate=False)
-    assert [r.split for r in report.results] == ["train", "test", "probe", "probe2", "probe3"]
+    assert [r.split for r in report.results] == list(SPLITS)
     for cls in {s["class"] for s in report.summary()}:
         splits = [s["split"] for s in report.summary() if s["class"] == cls]
         assert splits == sorted(splits, key=SPLITS.index)
-    assert {"probe", "probe2", "probe3"} <= {s["split"] for s in report.summary()}
-    assert all(f"| {name} |" in report.markdown() for name in ("probe", "probe2", "probe3"))
+    assert set(SPLITS) <= {s["split"] for s in report.summary()}
+    assert all(f"| {name} |" in report.markdown() for name in SPLITS)
     alone = evaluate_corpus(rows=rows, simulate=False, splits=("probe",))
     assert [r.split for r in alone.results] == ["probe"]

@@ -12,6 +12,7 @@ from ..placement.ns3_corpus import (
     LONG_CORPUS_PATH,
     PROBE2_PATH,
     PROBE3_PATH,
+    PROBE4_PATH,
     PROBE_PATH,
     read_rows,
 )
@@ -21,9 +22,9 @@ __all__ = ["run"]
 
 #: The committed packet-level sets ``--corpus`` takes by name.
 CORPORA = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
-           "probe2": PROBE2_PATH, "probe3": PROBE3_PATH}
+           "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH}
 #: What ``--only corpus`` reads without ``--corpus``.
-DEFAULT_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH)
+DEFAULT_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH)
 
 
 def _corpus_path(value) -> Path | None:
@@ -53,7 +54,9 @@ def _corpus(args, train, path: Path | None) -> tuple:
     probes = {PROBE_PATH: f"the probe (every regime held out: {probe})",
               PROBE2_PATH: f"the second probe (every regime held out: {probe})",
               PROBE3_PATH: "the third probe (every regime held out: TCP controls no set "
-                           "ran, FIFO hosts, up to four servers)"}
+                           "ran, FIFO hosts, up to four servers)",
+              PROBE4_PATH: "the fourth probe (every regime held out: the probes' fair-queued "
+                           "network on up to four servers)"}
     if path in probes:
         what = probes[path]
     else:

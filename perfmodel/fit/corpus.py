@@ -18,8 +18,9 @@ overfitted.  The probe (split ``probe``) is a second held-out set whose TCP
 controls and DNNs the corpus never ran, fixed and committed before it was
 first evaluated; it is reported beside both halves, and so are the second
 probe (split ``probe2``), made the same way with TCP controls and DNNs
-neither ran, and the third (split ``probe3``), with TCP controls no set
-ran, FIFO hosts and up to four servers.
+neither ran, the third (split ``probe3``), with TCP controls no set
+ran, FIFO hosts and up to four servers, and the fourth (split ``probe4``),
+the probes' fair-queued network on up to four servers.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume
@@ -51,9 +52,9 @@ TRAIN_WORKERS = (1, 2)
 TARGET_MEAN, TARGET_MAX = 0.05, 0.10
 #: The splits, in report order: the corpus's halves, then the probes (held-out sets
 #: :data:`~perfmodel.placement.ns3_corpus.PROBE`,
-#: :data:`~perfmodel.placement.ns3_corpus.PROBE2` and
-#: :data:`~perfmodel.placement.ns3_corpus.PROBE3`).
-SPLITS = ("train", "test", "probe", "probe2", "probe3")
+#: :data:`~perfmodel.placement.ns3_corpus.PROBE2` to
+#: :data:`~perfmodel.placement.ns3_corpus.PROBE4`).
+SPLITS = ("train", "test", "probe", "probe2", "probe3", "probe4")
 #: Minimum retransmission timeout of the corpus's TCP (s).
 MIN_RTO = 1.0
 

@@ -108,8 +108,7 @@ design a rule.  Every regime is in the ``probe3`` split.
 Fourth probe
 ------------
 The third probe's errors have been read too (they led to the fork-join
-reading of several servers, and to a rule midway between it and the
-paper's network).  :data:`PROBE4` is a fifth held-out set, fixed and
+reading of several servers).  :data:`PROBE4` is a fifth held-out set, fixed and
 committed before it was run (``--design probe4``; :data:`PROBE4_PATH`), of
 the network the first two probes ran (per-flow fair hosts, deep buffers:
 loss-free) with 1 to 4 servers: 24 regimes, TCP controls and DNNs drawn
