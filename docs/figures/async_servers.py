@@ -2,7 +2,7 @@
 network (a figure of docs/validation.md).
 
 Every loss-free async regime on 2-4 servers of the committed packet-level sets (the
-corpus and the three probes).  Each model's prediction is scaled by one factor fitted
+corpus and the four probes).  Each model's prediction is scaled by one factor fitted
 on the 1- and 2-worker runs (what a level calibration does), and the runs are drawn
 as measured over scaled prediction against workers per server K / P:
 
@@ -31,6 +31,7 @@ from perfmodel.placement.ns3_corpus import (  # noqa: E402
     CORPUS_PATH,
     PROBE2_PATH,
     PROBE3_PATH,
+    PROBE4_PATH,
     PROBE_PATH,
     read_rows,
 )
@@ -50,7 +51,7 @@ def group(row: dict) -> str:
 def regimes():
     """(rows sorted by workers) of every loss-free async regime on 2 or more servers."""
     by = collections.defaultdict(list)
-    for path in (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH):
+    for path in (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH):
         for r in read_rows(path):
             by[r["regime"]].append(r)
     for _, rows in sorted(by.items()):
