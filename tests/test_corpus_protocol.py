@@ -15,12 +15,10 @@ from perfmodel.fit.corpus import (
     evaluate_regime,
 )
 from perfmodel.placement.ns3_corpus import (
+    COMMITTED_SETS,
     CORPUS_COLUMNS,
     CORPUS_PATH,
-    PROBE2_PATH,
-    PROBE3_PATH,
-    PROBE4_PATH,
-    PROBE_PATH,
+    PROTOCOL_SETS,
     read_rows,
 )
 
@@ -161,15 +159,14 @@ def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
     assert len(err) == 1 and err[0].startswith(f"perfmodel: error: {flag}: acts only on")
 
 
-@pytest.mark.parametrize("name, path", [("probe", PROBE_PATH), ("probe2", PROBE2_PATH),
-                                        ("probe3", PROBE3_PATH), ("probe4", PROBE4_PATH)])
-def test_cli_runs_a_probe_by_name(name, path, capsys):
+@pytest.mark.parametrize("name", ["probe", "probe2", "probe3", "probe4"])
+def test_cli_runs_a_probe_by_name(name, capsys):
     # a probe holds every regime out, so the protocol reports its own split only, for
     # both modes, with every run at 3-12 workers predicted from the 1- and 2-worker runs
     assert main(["validate", "matrix", "--only", "corpus", "--corpus", name,
                  "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    probe = read_rows(path)
+    probe = read_rows(COMMITTED_SETS[name])
     assert {r["split"] for r in data["results"]} == {name}
     assert {r["mode"] for r in data["results"]} == {"sync", "async"}
     assert len(data["results"]) == len({r["regime"] for r in probe})
@@ -182,7 +179,7 @@ def test_cli_runs_a_probe_by_name(name, path, capsys):
 
 def test_the_report_puts_the_probes_beside_both_halves():
     firsts = []
-    for path in (PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH):
+    for path in PROTOCOL_SETS[1:]:
         probe = read_rows(path)
         firsts += [r for r in probe if r["regime"] == probe[0]["regime"]]
     rows = _first("train", "sync") + _first("test", "sync") + firsts

@@ -27,14 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from perfmodel import zoo  # noqa: E402
-from perfmodel.placement.ns3_corpus import (  # noqa: E402
-    CORPUS_PATH,
-    PROBE2_PATH,
-    PROBE3_PATH,
-    PROBE4_PATH,
-    PROBE_PATH,
-    read_rows,
-)
+from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows  # noqa: E402
 from perfmodel.placement.ns3_job import LINK_EFFICIENCY  # noqa: E402
 from perfmodel.queueing import async_throughput, fork_join_solve  # noqa: E402
 
@@ -51,7 +44,7 @@ def group(row: dict) -> str:
 def regimes():
     """(rows sorted by workers) of every loss-free async regime on 2 or more servers."""
     by = collections.defaultdict(list)
-    for path in (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH):
+    for path in PROTOCOL_SETS:
         for r in read_rows(path):
             by[r["regime"]].append(r)
     for _, rows in sorted(by.items()):

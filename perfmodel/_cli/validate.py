@@ -8,12 +8,12 @@ from ..fit.corpus import SPLITS, evaluate_corpus
 from ..fit.dl2 import validate_dl2
 from ..fit.validation import DL2_MAX_TRAIN_SIZE, load_ns3, validation_matrix
 from ..placement.ns3_corpus import (
-    CORPUS_PATH,
-    LONG_CORPUS_PATH,
+    COMMITTED_SETS,
     PROBE2_PATH,
     PROBE3_PATH,
     PROBE4_PATH,
     PROBE_PATH,
+    PROTOCOL_SETS,
     read_rows,
 )
 from .common import CliError, json_text, parse_int_range, progress_bar
@@ -21,10 +21,9 @@ from .common import CliError, json_text, parse_int_range, progress_bar
 __all__ = ["run"]
 
 #: The committed packet-level sets ``--corpus`` takes by name.
-CORPORA = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
-           "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH}
+CORPORA = COMMITTED_SETS
 #: What ``--only corpus`` reads without ``--corpus``.
-DEFAULT_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH)
+DEFAULT_SETS = PROTOCOL_SETS
 
 
 def _corpus_path(value) -> Path | None:

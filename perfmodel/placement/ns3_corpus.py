@@ -144,7 +144,7 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "PROBE3_PATH",
-           "PROBE4_PATH", "design",
+           "PROBE4_PATH", "COMMITTED_SETS", "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
@@ -281,6 +281,11 @@ PROBE2_PATH = CORPUS_PATH.with_name("ns3_probe2.csv")
 PROBE3_PATH = CORPUS_PATH.with_name("ns3_probe3.csv")
 #: The committed fourth probe.
 PROBE4_PATH = CORPUS_PATH.with_name("ns3_probe4.csv")
+#: Every committed set by name: the corpus, its long-tail copy and the probes.
+COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
+                  "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH}
+#: What the held-out protocol reads by default, in report order: the corpus and every probe.
+PROTOCOL_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH)
 
 
 def design(n: int | None = None, seed: int | None = None, *,
