@@ -904,6 +904,19 @@ def _worker_times(name: str, value, workers: int) -> np.ndarray:
     return a
 
 
+def _one_worker_count(workers) -> int:
+    """K of one configuration: a whole number >= 1, not a sequence."""
+    if np.ndim(workers) != 0:
+        raise SpecError("workers", f"expected a whole number >= 1, got {workers!r}")
+    return int(_v.checked("workers", workers, minimum=1, integer=True))
+
+
+def _no_time_at_all() -> SpecError:
+    """The error of a step with zero compute, model and update (infinite throughput)."""
+    return SpecError("t_forward", "a step takes no time at all (zero compute, model and "
+                                  "update): its throughput would be infinite")
+
+
 def resolved_threshold(rho_threshold, cluster: Cluster) -> tuple[float, str]:
     """rho_T of eq. 5 and its source: the model's option, else the cluster's, else 0.6.
 
@@ -1069,9 +1082,7 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     m = _v.scalar("model_bytes", model_bytes)
     b = _v.scalar("bandwidth", bandwidth, positive=True, finite=False)
     ts = _v.scalar("t_update", t_update)
-    if np.ndim(workers) != 0:
-        raise SpecError("workers", f"expected a whole number >= 1, got {workers!r}")
-    k = int(_v.checked("workers", workers, minimum=1, integer=True))
+    k = _one_worker_count(workers)
     p = int(_v.scalar("n_ps", n_ps, minimum=1, integer=True))
     rho_t, overlap = checked_options(discipline, rho_threshold, overlap, method)
     gamma = residual_fraction(residual)
@@ -1084,8 +1095,7 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     s_server = ts / p
     stall = _v.scalar("t_stall", t_stall)
     if not ((tf + tb) > 0).all() and not (s_up > 0 or s_down > 0 or s_server > 0):
-        raise SpecError("t_forward", "a step takes no time at all (zero compute, model and "
-                                     "update): its throughput would be infinite")
+        raise _no_time_at_all()
     if (tf == tf[0]).all() and (tb == tb[0]).all():   # identical workers: np.unique's answer
         types, inverse = np.array([[tf[0], tb[0]]]), np.zeros(k, np.intp)
         pops = np.array([k])
@@ -1505,16 +1515,13 @@ def fork_join_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, wor
     tf = _v.scalar("t_forward", t_forward)
     tb = _v.scalar("t_backward", t_backward)
     ts = _v.scalar("t_update", t_update)
-    if np.ndim(workers) != 0:
-        raise SpecError("workers", f"expected a whole number >= 1, got {workers!r}")
-    k = int(_v.checked("workers", workers, minimum=1, integer=True))
+    k = _one_worker_count(workers)
     p = int(_v.scalar("n_ps", n_ps, minimum=1, integer=True))
     _v.boolean("overlap", overlap)
     stall = _v.scalar("t_stall", t_stall)
     link, update = m / b, ts / p
     if not (tf + tb > 0 or link > 0 or update > 0):
-        raise SpecError("t_forward", "a step takes no time at all (zero compute, model and "
-                                     "update): its throughput would be infinite")
+        raise _no_time_at_all()
     demands = np.array([link, update, link])
     channels = np.array([float(p), 1.0, float(p)])
     x, r = _channel_mva(tf + tb + stall, demands, channels, k)

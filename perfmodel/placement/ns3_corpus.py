@@ -253,8 +253,7 @@ PROBE3 = Design(
     "probe3",
     {"tcp": ("hybla", "scalable", "bic", "linuxreno"), "queue": ("fifo", "fair"),
      "buffer": ("deep",), "bandwidth_gbps": (1, 10, 25), "n_ps": (1, 2, 3, 4),
-     "dnn": ("resnet101", "resnext101", "densenet121", "gnmt", "nasnetamobile",
-             "squeezenet1_0", "gnmt_large", "nasnetalarge"),
+     "dnn": PROBE.factors["dnn"] + PROBE2.factors["dnn"],
      "jitter": ("none", "lognormal"), "mode": ("async", "sync", "async"),
      "overlap": (False, True)},
     {}, 24, 2029, CORPUS_WORKERS, "r", split="probe3")
@@ -262,12 +261,10 @@ PROBE3 = Design(
 #: with 1-4 servers (module notes).  Its split is ``probe4``.
 PROBE4 = Design(
     "probe4",
-    {"tcp": ("vegas", "bbr", "highspeed", "westwood", "yeah", "veno", "illinois", "htcp",
-             "hybla", "scalable", "bic", "linuxreno"),
+    {"tcp": PROBE.factors["tcp"] + PROBE2.factors["tcp"] + PROBE3.factors["tcp"],
      "queue": ("fair",), "buffer": ("deep",), "bandwidth_gbps": (1, 10, 25),
      "n_ps": (1, 2, 3, 4),
-     "dnn": ("resnet101", "resnext101", "densenet121", "gnmt", "nasnetamobile",
-             "squeezenet1_0", "gnmt_large", "nasnetalarge"),
+     "dnn": PROBE.factors["dnn"] + PROBE2.factors["dnn"],
      "jitter": ("none", "lognormal"), "mode": ("async", "sync", "async"),
      "overlap": (False, True)},
     {}, 24, 2030, CORPUS_WORKERS, "s", split="probe4")
