@@ -87,6 +87,18 @@ def test_the_fourth_probe_is_the_probes_network_on_up_to_four_servers():
     assert not set(nc.PROBE4.factors["dnn"]) & set(nc.FACTORS["dnn"])
 
 
+def test_the_fifth_probe_is_the_probes_network_on_one_or_two_servers():
+    d = nc.design(spec=nc.PROBE5)
+    assert d == nc.design(spec=nc.PROBE5) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe5"}
+    assert {r["queue"] for r in d} == {"fair"} and {r["buffer"] for r in d} == {"deep"}
+    assert Counter(r["n_ps"] for r in d) == {1: 12, 2: 12}
+    assert Counter(r["mode"] for r in d) == {"async": 16, "sync": 8}
+    assert Counter(r["tcp"] for r in d) == {t: 2 for t in nc.PROBE4.factors["tcp"]}
+    assert not set(nc.PROBE5.factors["dnn"]) & set(nc.FACTORS["dnn"])
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE4)]   # a new draw
+
+
 @pytest.mark.parametrize("dnn", nc.FACTORS["dnn"] + nc.PROBE.factors["dnn"]
                          + nc.PROBE2.factors["dnn"])
 def test_blocks_keep_the_profile_totals(dnn):
