@@ -12,6 +12,7 @@ from ..placement.ns3_corpus import (
     PROBE2_PATH,
     PROBE3_PATH,
     PROBE4_PATH,
+    PROBE5_PATH,
     PROBE_PATH,
     PROTOCOL_SETS,
     read_rows,
@@ -55,7 +56,9 @@ def _corpus(args, train, path: Path | None) -> tuple:
               PROBE3_PATH: "the third probe (every regime held out: TCP controls no set "
                            "ran, FIFO hosts, up to four servers)",
               PROBE4_PATH: "the fourth probe (every regime held out: the probes' fair-queued "
-                           "network on up to four servers)"}
+                           "network on up to four servers)",
+              PROBE5_PATH: "the fifth probe (every regime held out: the probes' fair-queued "
+                           "network on one or two servers)"}
     if path in probes:
         what = probes[path]
     else:

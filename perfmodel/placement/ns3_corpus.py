@@ -295,13 +295,15 @@ PROBE2_PATH = CORPUS_PATH.with_name("ns3_probe2.csv")
 PROBE3_PATH = CORPUS_PATH.with_name("ns3_probe3.csv")
 #: The committed fourth probe.
 PROBE4_PATH = CORPUS_PATH.with_name("ns3_probe4.csv")
-#: The fifth probe (committed once run).
+#: The committed fifth probe.
 PROBE5_PATH = CORPUS_PATH.with_name("ns3_probe5.csv")
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
-                  "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH}
+                  "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
+                  "probe5": PROBE5_PATH}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
-PROTOCOL_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH)
+PROTOCOL_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH,
+                 PROBE5_PATH)
 
 
 def design(n: int | None = None, seed: int | None = None, *,
