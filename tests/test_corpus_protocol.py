@@ -1,11 +1,12 @@
 """The held-out protocol on the ns-3 corpus: the user's path, train and test apart."""
 
+import argparse
 import csv
 import json
 
 import pytest
 
-from perfmodel.cli import main
+from perfmodel.cli import build_parser, main
 from perfmodel.fit.corpus import (
     SPLITS,
     TRAIN_WORKERS,
@@ -192,3 +193,13 @@ def test_the_report_puts_the_probes_beside_both_halves():
     assert all(f"| {name} |" in report.markdown() for name in SPLITS)
     alone = evaluate_corpus(rows=rows, simulate=False, splits=("probe",))
     assert [r.split for r in alone.results] == ["probe"]
+
+
+def test_the_cli_offers_every_split_and_names_every_committed_set():
+    # the parser keeps its choices literal (``perfmodel --help`` imports no corpus code):
+    # they must follow the protocol's splits and the committed sets
+    commands = next(a for a in build_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction))
+    flags = {a.dest: a for a in commands.choices["validate"]._actions}
+    assert tuple(flags["split"].choices) == SPLITS
+    assert all(name in flags["corpus"].help for name in COMMITTED_SETS)

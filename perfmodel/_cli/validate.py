@@ -9,11 +9,7 @@ from ..fit.dl2 import validate_dl2
 from ..fit.validation import DL2_MAX_TRAIN_SIZE, load_ns3, validation_matrix
 from ..placement.ns3_corpus import (
     COMMITTED_SETS,
-    PROBE2_PATH,
-    PROBE3_PATH,
-    PROBE4_PATH,
-    PROBE5_PATH,
-    PROBE_PATH,
+    DESIGNS,
     PROTOCOL_SETS,
     read_rows,
 )
@@ -51,16 +47,9 @@ def _corpus(args, train, path: Path | None) -> tuple:
                                  layers=args.layers, suggested=args.suggested_run,
                                  progress=lambda done, _total: tick(done))
     probe = "TCP controls and DNNs the corpus never ran"
-    probes = {PROBE_PATH: f"the probe (every regime held out: {probe})",
-              PROBE2_PATH: f"the second probe (every regime held out: {probe})",
-              PROBE3_PATH: "the third probe (every regime held out: TCP controls no set "
-                           "ran, FIFO hosts, up to four servers)",
-              PROBE4_PATH: "the fourth probe (every regime held out: the probes' fair-queued "
-                           "network on up to four servers)",
-              PROBE5_PATH: "the fifth probe (every regime held out: the probes' fair-queued "
-                           "network on one or two servers)"}
-    if path in probes:
-        what = probes[path]
+    design = DESIGNS.get({p: name for name, p in CORPORA.items()}.get(path))
+    if design is not None and design.summary:   # a probe: what it holds out
+        what = design.summary
     else:
         what = ("the ns-3 corpus (train and test side by side; the test half holds out "
                 "whole factor levels" + (f"; the probes hold out {probe})" if path is None

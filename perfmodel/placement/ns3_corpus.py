@@ -227,6 +227,8 @@ class Design:
         First letter of the regime names (``c000``, ``p000``).
     split : str or None
         The split of every regime (the probe's ``"probe"``); None: ``held_out`` decides.
+    summary : str
+        How reports name a probe and what it holds out (empty for the corpus).
     """
 
     name: str
@@ -237,6 +239,7 @@ class Design:
     workers: tuple
     prefix: str
     split: str | None = None
+    summary: str = ""
 
 
 #: The corpus every rule was designed on (its train half) and judged on (its test half).
@@ -249,7 +252,8 @@ PROBE = Design(
      "buffer": ("deep",), "bandwidth_gbps": (1, 10, 25), "n_ps": (1, 2),
      "dnn": ("resnet101", "resnext101", "densenet121", "gnmt"),
      "jitter": ("none", "lognormal"), "mode": ("sync", "async"), "overlap": (False, True)},
-    {}, 16, 2027, (1, 2, 3, 4, 6, 8, 12), "p", split="probe")
+    {}, 16, 2027, (1, 2, 3, 4, 6, 8, 12), "p", split="probe",
+    summary="the probe (every regime held out: TCP controls and DNNs the corpus never ran)")
 #: The second probe: a third held-out set, fixed before it was run, sharing no TCP and no
 #: DNN with the corpus or the first probe (module notes).  Its split is ``probe2``.
 PROBE2 = Design(
@@ -258,7 +262,9 @@ PROBE2 = Design(
      "buffer": ("deep",), "bandwidth_gbps": (1, 10, 25), "n_ps": (1, 2),
      "dnn": ("nasnetamobile", "squeezenet1_0", "gnmt_large", "nasnetalarge"),
      "jitter": ("none", "lognormal"), "mode": ("sync", "async"), "overlap": (False, True)},
-    {}, 16, 2028, (1, 2, 3, 4, 6, 8, 12), "q", split="probe2")
+    {}, 16, 2028, (1, 2, 3, 4, 6, 8, 12), "q", split="probe2",
+    summary="the second probe (every regime held out: TCP controls and DNNs the corpus "
+            "never ran)")
 #: The third probe: a fourth held-out set, fixed before it was run, with TCP controls no
 #: set ran, FIFO hosts and up to four servers (module notes).  Its split is ``probe3``.
 PROBE3 = Design(
@@ -268,7 +274,9 @@ PROBE3 = Design(
      "dnn": PROBE.factors["dnn"] + PROBE2.factors["dnn"],
      "jitter": ("none", "lognormal"), "mode": ("async", "sync", "async"),
      "overlap": (False, True)},
-    {}, 24, 2029, CORPUS_WORKERS, "r", split="probe3")
+    {}, 24, 2029, CORPUS_WORKERS, "r", split="probe3",
+    summary="the third probe (every regime held out: TCP controls no set ran, FIFO hosts, "
+            "up to four servers)")
 #: The fourth probe: a fifth held-out set, fixed before it was run, of fair-queued hosts
 #: with 1-4 servers (module notes).  Its split is ``probe4``.
 PROBE4 = Design(
@@ -279,12 +287,15 @@ PROBE4 = Design(
      "dnn": PROBE.factors["dnn"] + PROBE2.factors["dnn"],
      "jitter": ("none", "lognormal"), "mode": ("async", "sync", "async"),
      "overlap": (False, True)},
-    {}, 24, 2030, CORPUS_WORKERS, "s", split="probe4")
+    {}, 24, 2030, CORPUS_WORKERS, "s", split="probe4",
+    summary="the fourth probe (every regime held out: the probes' fair-queued network on up "
+            "to four servers)")
 #: The fifth probe: a sixth held-out set, fixed before it was run, of fair-queued hosts
 #: with 1-2 servers (module notes).  Its split is ``probe5``.
 PROBE5 = Design(
     "probe5", dict(PROBE4.factors, n_ps=(1, 2)), {}, 24, 2031, CORPUS_WORKERS, "t",
-    split="probe5")
+    split="probe5", summary="the fifth probe (every regime held out: the probes' fair-queued "
+                            "network on one or two servers)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5)}
 #: The committed probe.
