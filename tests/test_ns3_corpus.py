@@ -99,6 +99,18 @@ def test_the_fifth_probe_is_the_probes_network_on_one_or_two_servers():
     assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE4)]   # a new draw
 
 
+def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
+    d = nc.design(spec=nc.PROBE6)
+    assert d == nc.design(spec=nc.PROBE6) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe6"} and {r["regime"][0] for r in d} == {"u"}
+    assert Counter(r["queue"] for r in d) == {"fair": 16, "fifo": 8}
+    assert {r["buffer"] for r in d} == {"deep"}
+    assert Counter(r["n_ps"] for r in d) == {1: 12, 2: 12}
+    assert Counter(r["mode"] for r in d) == {"async": 16, "sync": 8}
+    assert not set(nc.PROBE6.factors["dnn"]) & set(nc.FACTORS["dnn"])
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE5)]   # a new draw
+
+
 @pytest.mark.parametrize("dnn", nc.FACTORS["dnn"] + nc.PROBE.factors["dnn"]
                          + nc.PROBE2.factors["dnn"])
 def test_blocks_keep_the_profile_totals(dnn):

@@ -128,6 +128,16 @@ per-flow fair hosts, deep buffers (loss-free), 1 or 2 servers, TCP controls
 and DNNs drawn from every one the probes ran, 1, 10 or 25 Gbps, no jitter or
 lognormal, two async regimes to each sync one, overlap off or on, at 1 to 16
 workers, its draw seeded at 2031.  Every regime is in the ``probe5`` split.
+
+Sixth probe
+-----------
+The fifth probe's errors have been read too (its one-server async knee,
+where the MVA runs too slow, led to the next rule).  :data:`PROBE6` is a
+seventh held-out set, fixed and committed before that rule was designed and
+before it was run (``--design probe6``; :data:`PROBE6_PATH`): the fifth
+probe's factors with FIFO hosts in a third of the regimes, 1 or 2 servers,
+two async regimes to each sync one, at 1 to 16 workers, its draw seeded at
+2032.  Every regime is in the ``probe6`` split.
 """
 
 from __future__ import annotations
@@ -155,8 +165,8 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
-           "PROBE3", "PROBE4", "PROBE5", "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "PROBE3_PATH",
-           "PROBE4_PATH", "PROBE5_PATH", "COMMITTED_SETS", "PROTOCOL_SETS", "design",
+           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "PROBE3_PATH",
+           "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH", "COMMITTED_SETS", "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
@@ -214,7 +224,7 @@ class Design:
     Attributes
     ----------
     name : str
-        ``"corpus"`` or a probe's (``"probe"`` to ``"probe5"``).
+        ``"corpus"`` or a probe's (``"probe"`` to ``"probe6"``).
     factors : dict of str to tuple
         Every factor and its levels.
     held_out : dict of str to tuple
@@ -296,8 +306,15 @@ PROBE5 = Design(
     "probe5", dict(PROBE4.factors, n_ps=(1, 2)), {}, 24, 2031, CORPUS_WORKERS, "t",
     split="probe5", summary="the fifth probe (every regime held out: the probes' fair-queued "
                             "network on one or two servers)")
+#: The sixth probe: a seventh held-out set, fixed before it was run, of the fifth probe's
+#: network with FIFO hosts in a third of its regimes (module notes).  Its split is ``probe6``.
+PROBE6 = Design(
+    "probe6", dict(PROBE5.factors, queue=("fair", "fifo", "fair")), {}, 24, 2032,
+    CORPUS_WORKERS, "u", split="probe6",
+    summary="the sixth probe (every regime held out: the probes' network, fair-queued or "
+            "FIFO hosts, on one or two servers)")
 #: The designs by name.
-DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5)}
+DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6)}
 #: The committed probe.
 PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
 #: The committed second probe.
@@ -308,6 +325,8 @@ PROBE3_PATH = CORPUS_PATH.with_name("ns3_probe3.csv")
 PROBE4_PATH = CORPUS_PATH.with_name("ns3_probe4.csv")
 #: The committed fifth probe.
 PROBE5_PATH = CORPUS_PATH.with_name("ns3_probe5.csv")
+#: The sixth probe (committed once run).
+PROBE6_PATH = CORPUS_PATH.with_name("ns3_probe6.csv")
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
                   "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
