@@ -71,6 +71,11 @@ class Variant:
         The overlap settings it can represent.
     sets : tuple of str
         Candidate sets it takes part in (:data:`CANDIDATE_SETS`).
+    reading_of : str
+        The variant it reads another way (the same network under an assumption
+        only larger runs can show): never the prior's choice, and where the runs
+        cannot rule it out its prediction widens that variant's interval
+        (:func:`perfmodel.fit.selection.select_model`).  Empty: none.
     """
 
     name: str
@@ -81,6 +86,7 @@ class Variant:
     lockstep: bool | None = None
     overlap: tuple = (False, True)
     sets: tuple = ("selection", "matrix")
+    reading_of: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
@@ -172,6 +178,9 @@ MODELS: Mapping[str, ModelEntry] = _entries(
                "queueing",
                variants=(Variant("async-mva", tunables=("link_efficiency", "rho_threshold"),
                                  lockstep=False, sets=("selection", "matrix", "dl2")),
+                         Variant("async-fcfs", {"discipline": "fcfs"},
+                                 tunables=("link_efficiency",), lockstep=False,
+                                 sets=("selection",), reading_of="async-mva"),
                          Variant("async-convoy", {"convoys": True},
                                  tunables=("link_efficiency", "rho_threshold"),
                                  lockstep=False, links=("fair",), sets=("selection",)))),

@@ -49,7 +49,8 @@ def test_candidate_sets_read_the_registry():
     sync = [c.name for c in selection.default_candidates("sync", simulate=True)]
     async_ = [c.name for c in selection.default_candidates("async", simulate=True)]
     assert sync == ["sync-ps", "sync-fcfs", "sync-hybrid", "sim-ps", "sim-fcfs"]
-    assert async_ == ["async-lockstep", "async-mva", "async-convoy", "sim-ps", "sim-fcfs"]
+    assert async_ == ["async-lockstep", "async-mva", "async-fcfs", "async-convoy", "sim-ps",
+                      "sim-fcfs"]
     assert [c.name for c in selection.default_candidates("sync")] == sync[:3]
     # the matrix adds GST and, without overlap, the async baselines
     matrix_sync = [c.name for c in selection.matrix_candidates("sync")]

@@ -27,6 +27,7 @@ from perfmodel.fit.selection import (
     extrapolated_halfwidth,
     incast_throughput,
     interval_halfwidth,
+    readings,
     select_model,
 )
 from perfmodel.measurements import Measurement
@@ -506,7 +507,7 @@ def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(j
             for k in workers]
     drift = select_model(profile, cluster, runs(AsyncMVA(), (1, 2)))
     assert drift.chosen.name == "async-mva" and {s.name: s.prior for s in drift.scores} == {
-        "async-lockstep": False, "async-mva": True, "async-convoy": True}
+        "async-lockstep": False, "async-mva": True, "async-fcfs": False, "async-convoy": True}
     locked = select_model(profile, cluster, runs(LockStep(), (1, 2, 3, 4)))
     assert locked.chosen.name == "async-lockstep" and "the runs favour" in locked.chosen.why
     # runs of 1 and 2 workers start together: lock-step there is no evidence against drift
@@ -514,10 +515,11 @@ def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(j
     by_name = {s.name: s for s in early.scores}
     assert by_name["async-lockstep"].loo_error < by_name["async-mva"].loo_error - 0.02
     assert early.chosen.name == "async-mva" and "cannot show whether" in early.chosen.why
-    # convoys (workers held together beyond saturation) agree with the prior: the interval
-    # spans them; lock-step does not, and is only named
-    assert [a.name for a in early.chosen.alternatives] == ["async-convoy"]
-    assert "spans async-convoy, not the models the prior keeps out" in early.chosen.why
+    # convoys (workers held together beyond saturation) agree with the prior, and FCFS
+    # links are the MVA read another way: the interval spans both; lock-step is only named
+    assert [a.name for a in early.chosen.alternatives] == ["async-convoy", "async-fcfs"]
+    assert ("spans async-convoy, async-fcfs, not the models the prior keeps out"
+            in early.chosen.why)
     # ... but the run that would show it is named: where the MVA and lock-step part most
     k = early.suggested_run
     assert k is not None and k > 2 and f"at {k} workers" in early.chosen.why
@@ -740,3 +742,50 @@ def test_loo_from_one_grid_equals_refitting_each_fold(mode):
         assert fast == tuple(_loo_by_refitting(cand, job, cluster, ms)), cand.name
         checked += 1
     assert checked >= 2
+
+
+def test_fcfs_links_are_a_reading_of_the_mva_the_runs_must_show(job):
+    # a link-bound job past its knee, where FCFS links (eq. 3) pipeline the workers and
+    # the MVA's eq. 5 shares them (eq. 4): the two part by more than the evidence
+    profile, cluster = job
+    fcfs, k = AsyncMVA(discipline="fcfs"), 8
+    config = Config(n_replicas=k, n_ps=1, mode="async")
+    truth, shared = (m.estimate(profile, cluster, config).throughput for m in (fcfs, AsyncMVA()))
+    assert truth > 1.05 * shared
+    # runs of 1-2 workers of an FCFS network: the prior (shared links) answers, the
+    # interval spans the FCFS reading, and the run that would tell them apart is named
+    early = select_model(profile, cluster, _async_runs(profile, cluster, 1, (1, 2), fcfs))
+    by_name = {s.name: s for s in early.scores}
+    assert early.chosen.name == "async-mva" and not by_name["async-fcfs"].prior
+    reading = next(a for a in early.chosen.alternatives if a.name == "async-fcfs")
+    assert reading.model.model.discipline == "fcfs"
+    est = early.chosen.estimate(profile, cluster, config)
+    assert est.throughput_interval[1] >= reading.estimate(profile, cluster, config).throughput
+    assert est.throughput_interval[1] >= truth > est.throughput
+    assert "async-fcfs" in est.meta["model_spread"] and early.suggested_run is not None
+    # runs that show the pipelining: the reading beats the prior by the evidence
+    shown = select_model(profile, cluster, _async_runs(profile, cluster, 1, (4, 6, 8), fcfs))
+    assert shown.chosen.name == "async-fcfs" and "the runs favour async-fcfs" in shown.chosen.why
+    # ... and runs of shared links that rule it out leave it out of the interval
+    ruled = select_model(profile, cluster, _async_runs(profile, cluster, 1, (5, 6, 8)))
+    assert ruled.chosen.name == "async-mva"
+    ruled_by_name = {s.name: s for s in ruled.scores}
+    assert ruled_by_name["async-fcfs"].loo_error > ruled_by_name["async-mva"].loo_error + 0.02
+    assert "async-fcfs" not in [a.name for a in ruled.chosen.alternatives]
+
+
+def test_readings_are_the_chosen_ones_within_the_evidence():
+    cands = [ModelCandidate("a", "queueing", AsyncMVA(), modes=("async",)),
+             ModelCandidate("b", "queueing", AsyncMVA(discipline="fcfs"), modes=("async",),
+                            reading_of="a"),
+             ModelCandidate("c", "queueing", AsyncMVA(discipline="fcfs"), modes=("async",),
+                            reading_of="x"),
+             ModelCandidate("d", "queueing", AsyncMVA(discipline="fcfs"), modes=("async",),
+                            reading_of="a")]
+    scores = [Score("a", "queueing", True, "", 0.01), Score("b", "queueing", True, "", 0.05),
+              Score("c", "queueing", True, "", 0.01),
+              Score("d", "queueing", False, "", 0.01)]       # out of its regime
+    assert readings(cands, scores, 0, evidence=math.inf) == [1]
+    assert readings(cands, scores, 0, evidence=0.05) == [1]
+    assert readings(cands, scores, 0, evidence=0.02) == []
+    assert readings(cands, scores, 2, evidence=math.inf) == []

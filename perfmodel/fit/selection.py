@@ -55,6 +55,24 @@ of 1-2 workers the MVA (drifted-apart workers) answers, and
 ``Selection.suggested_run`` names the worker count where it and the models
 the prior kept out part most: the run that would show the drift.
 
+Readings
+--------
+Some candidates are another candidate's network under an assumption only
+larger runs can show (``ModelCandidate.reading_of``): ``async-fcfs`` is
+the async MVA with FCFS links (Li et al. 2022, eq. 3 with eq. 2's
+deterministic residual), the workers passing the link whole in turn, where
+``async-mva`` shares it (eq. 5, processor sharing beyond rho_T).  Li et al.
+fit rho_T, the utilization where one gives way to the other, once per
+platform; runs of 1-2 workers sit below any knee and cannot.  Which one a
+link follows is how TCP passes concurrent transfers (a late flow still in
+slow start, a fair queue's quantum), which only the runs can show.  A reading
+disagrees with the prior, so it answers only when runs of
+:data:`ASYNC_EVIDENCE_WORKERS` or more workers favour it by
+:data:`EVIDENCE`; while the runs cannot rule it out (:func:`readings`: from
+smaller runs, always) it is among the chosen one's ``alternatives``, so the
+interval spans its prediction and :func:`suggest_run` names where the two
+part most.
+
 Regime validity (named options of :func:`select_model`)
 -------------------------------------------------------
 * ``mode``: sync candidates for sync jobs, async candidates for async jobs.
@@ -243,7 +261,7 @@ from .grid import error_objective, fit_tunables, predict_measurements
 from .level import SLOWDOWNS, Leveled
 from .timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_timeout_band
 
-__all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "plausible",
+__all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "plausible", "readings",
            "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS", "LEVELED", "level_candidate",
            "levels_on", "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level",
            "ModelCandidate", "candidate_grid", "variant_candidate", "default_candidates",
@@ -299,7 +317,7 @@ TUNABLE_GRIDS: Mapping[str, tuple] = {
 #: Candidates calibrated by their level on a loss-free link (:func:`level_candidate`), by
 #: mode: the sync fair-sharing ones, which the prior prefers (the FIFO-only ones keep
 #: their tunables), and the MVA, which answers async runs of 1-2 workers.
-LEVELED = {"sync": ("sync-ps", "sim-ps"), "async": ("async-mva", "async-convoy")}
+LEVELED = {"sync": ("sync-ps", "sim-ps"), "async": ("async-mva", "async-fcfs", "async-convoy")}
 #: How :func:`select_model` calibrates them (``calibration=``).
 CALIBRATIONS = ("auto", "level", "tunables")
 #: Least span of the runs' worker counts (largest over smallest) for
@@ -346,6 +364,11 @@ class ModelCandidate:
         Link queues it replays exactly rather than approximates (the
         simulator's processor sharing on a ``"fair"`` queue): :func:`choose`
         prefers it there within the tolerance.
+    reading_of : str
+        The candidate it reads another way (``async-fcfs``: the MVA's network
+        with eq. 3's FCFS links, ``"async-mva"``): it disagrees with the prior,
+        and where the runs cannot rule it out it widens that candidate's
+        interval (module notes, "Readings").  Empty: none.
     """
 
     name: str
@@ -356,6 +379,7 @@ class ModelCandidate:
     lockstep: bool | None = None
     links: tuple = ("fair", "fifo")
     exact_links: tuple = ()
+    reading_of: str = ""
 
     def __post_init__(self):
         if self.family not in FAMILIES:
@@ -405,7 +429,8 @@ def variant_candidate(model_entry: ModelEntry, variant: Variant, mode: str, *,
         model = cls(**options)
     return ModelCandidate(variant.name, model_entry.family, model,
                           candidate_grid(variant, model_entry.family, lossy), (mode,),
-                          variant.lockstep, variant.links, variant.exact_links)
+                          variant.lockstep, variant.links, variant.exact_links,
+                          variant.reading_of)
 
 
 def _registry_candidates(candidate_set: str, mode: str, overlap: bool, simulate: bool,
@@ -1163,10 +1188,10 @@ def choose(scores: Sequence[Score], *, tolerance: float = 0.01,
     if prior_used and not beat:
         kept = [scores[i].name for i in regime if i not in pool]
         if math.isinf(evidence):
-            why += (f"; async workers are taken to drift apart: runs of {ASYNC_EVIDENCE_WORKERS - 1}"
-                    f" workers or fewer start together and cannot show whether they do, so they "
-                    f"cannot favour {', '.join(kept)} (a run at {ASYNC_EVIDENCE_WORKERS} or more "
-                    f"workers can)")
+            why += (f"; async workers are taken to drift apart and share the link: runs of "
+                    f"{ASYNC_EVIDENCE_WORKERS - 1} workers or fewer start together and cannot "
+                    f"show whether they do, so they cannot favour {', '.join(kept)} (a run at "
+                    f"{ASYNC_EVIDENCE_WORKERS} or more workers can)")
         else:
             why += (f"; fair sharing and async workers that drift apart are assumed until the "
                     f"runs favour another model by {100 * evidence:.0f} points, which they do "
@@ -1183,6 +1208,16 @@ def plausible(scores: Sequence[Score], pick: int, *, evidence: float = EVIDENCE)
     pool = _pools(scores, evidence)[0]
     top = scores[pick].loo_error + evidence
     return [i for i in pool if i != pick and scores[i].loo_error <= top]
+
+
+def readings(candidates: Sequence[ModelCandidate], scores: Sequence[Score], pick: int, *,
+             evidence: float = EVIDENCE) -> list[int]:
+    """The valid readings of the chosen candidate (``ModelCandidate.reading_of``) the runs
+    cannot rule out: their LOO error within ``evidence`` of the chosen one's (inf: every
+    one, as from async runs too small to show how the workers pass the link)."""
+    name, top = scores[pick].name, scores[pick].loo_error + evidence
+    return [i for i, (c, s) in enumerate(zip(candidates, scores))
+            if c.reading_of == name and s.valid and not s.error and s.loo_error <= top]
 
 
 def validity(candidate: ModelCandidate, mode: str, compute_cv: float | None,
@@ -1432,12 +1467,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     elif cpu_runs(ms, mode):
         # the largest reading is the capacity only if some run saturated: not assumed here
         why += "; the runs' CPU readings are unused without cpu_capacity"
-    alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling)
-                         for i in plausible(scores, pick, evidence=evidence))
+    spanned = [*plausible(scores, pick, evidence=evidence),
+               *readings(cands, scores, pick, evidence=evidence)]
+    alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling) for i in spanned)
     others, lead, spans = alternatives, "the runs cannot tell {} apart: they", "spans them"
     if math.isinf(evidence):   # async from 1-2 workers: name the drift the prior keeps out
-        kept_out = [c for s, c in zip(scores, fitted)
-                    if c is not None and s.valid and not s.prior and c is not fitted[pick]]
+        kept_out = [c for i, (s, c) in enumerate(zip(scores, fitted))
+                    if c is not None and s.valid and not s.prior and i != pick
+                    and i not in spanned]
         if kept_out:
             others = [*alternatives, *kept_out]
             lead = "whether the workers drift apart decides it: {}"
@@ -1480,7 +1517,7 @@ def _agrees_with_prior(candidate: ModelCandidate, link_sharing: str | None,
     the models of drifted-apart workers, ``lockstep=False``, agree)."""
     fair = link_sharing is not None or PRIOR_LINK in candidate.links
     drift = candidate.lockstep is False if mode == "async" else candidate.lockstep is not True
-    return fair and drift
+    return fair and drift and not candidate.reading_of
 
 
 def _throughput_at(cal: Calibrated, profile, cluster: Cluster, template, workers: int) -> float:

@@ -100,6 +100,8 @@ from .dl2 import (
 from .grid import predict_measurements
 from .level import Leveled
 from .selection import (
+    ASYNC_EVIDENCE_WORKERS,
+    EVIDENCE,
     LEVELED,
     LOCKSTEP_CV,
     Score,
@@ -669,11 +671,16 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
             if name in BASELINES or name in leveled:   # reported, never recommended
                 continue
             scores.append(Score(name, cand.family, valid, reason, cal.loo_error,
-                                n_tunables=len(cand.grid), exact=sharing in cand.exact_links))
+                                n_tunables=len(cand.grid), exact=sharing in cand.exact_links,
+                                prior=not cand.reading_of))
             fitted.append((cal, pred))
         if not scores:
             continue
-        pick, why = choose(scores)
+        # as select_model: async runs too small to show how the workers pass the link
+        # cannot favour a reading of the MVA (the other candidates agree with the prior here)
+        small = (first.mode == "async"
+                 and max(m.workers for m in train) < ASYNC_EVIDENCE_WORKERS)
+        pick, why = choose(scores, evidence=math.inf if small else EVIDENCE)
         cal, pred = fitted[pick]
         if spread is not None and not isinstance(cal.model, Leveled):   # as select_model
             why += timeout_why(*spread)
