@@ -20,8 +20,9 @@ first evaluated; it is reported beside both halves, and so are the second
 probe (split ``probe2``), made the same way with TCP controls and DNNs
 neither ran, the third (split ``probe3``), with TCP controls no set
 ran, FIFO hosts and up to four servers, the fourth (split ``probe4``),
-the probes' fair-queued network on up to four servers, and the fifth (split
-``probe5``), that network on one or two servers.
+the probes' fair-queued network on up to four servers, the fifth (split
+``probe5``), that network on one or two servers, and the sixth (split
+``probe6``), the fifth's with FIFO hosts in a third of its regimes.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume
@@ -54,8 +55,8 @@ TARGET_MEAN, TARGET_MAX = 0.05, 0.10
 #: The splits, in report order: the corpus's halves, then the probes (held-out sets
 #: :data:`~perfmodel.placement.ns3_corpus.PROBE`,
 #: :data:`~perfmodel.placement.ns3_corpus.PROBE2` to
-#: :data:`~perfmodel.placement.ns3_corpus.PROBE5`).
-SPLITS = ("train", "test", "probe", "probe2", "probe3", "probe4", "probe5")
+#: :data:`~perfmodel.placement.ns3_corpus.PROBE6`).
+SPLITS = ("train", "test", "probe", "probe2", "probe3", "probe4", "probe5", "probe6")
 #: Minimum retransmission timeout of the corpus's TCP (s).
 MIN_RTO = 1.0
 

@@ -325,15 +325,15 @@ PROBE3_PATH = CORPUS_PATH.with_name("ns3_probe3.csv")
 PROBE4_PATH = CORPUS_PATH.with_name("ns3_probe4.csv")
 #: The committed fifth probe.
 PROBE5_PATH = CORPUS_PATH.with_name("ns3_probe5.csv")
-#: The sixth probe (committed once run).
+#: The committed sixth probe.
 PROBE6_PATH = CORPUS_PATH.with_name("ns3_probe6.csv")
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
                   "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
-                  "probe5": PROBE5_PATH}
+                  "probe5": PROBE5_PATH, "probe6": PROBE6_PATH}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
 PROTOCOL_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH,
-                 PROBE5_PATH)
+                 PROBE5_PATH, PROBE6_PATH)
 
 
 def design(n: int | None = None, seed: int | None = None, *,
