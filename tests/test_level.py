@@ -68,7 +68,8 @@ def test_on_a_loss_free_link_the_fair_sync_candidates_fit_their_level():
         leveled_async = [c.name for c in default_candidates("async", simulate=True, lossy=lossy,
                                                             leveled=True)
                          if isinstance(c.model, Leveled)]
-        assert leveled_async == list(LEVELED["async"]) == ["async-mva", "async-convoy"], lossy
+        assert leveled_async == list(LEVELED["async"]) == [
+            "async-mva", "async-fcfs", "async-convoy"], lossy
 
 
 def test_levels_on_loss_free_links_and_for_async_on_any():
