@@ -1467,8 +1467,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     elif cpu_runs(ms, mode):
         # the largest reading is the capacity only if some run saturated: not assumed here
         why += "; the runs' CPU readings are unused without cpu_capacity"
-    spanned = [*plausible(scores, pick, evidence=evidence),
-               *readings(cands, scores, pick, evidence=evidence)]
+    other_readings = readings(cands, scores, pick, evidence=evidence)
+    spanned = [*plausible(scores, pick, evidence=evidence), *other_readings]
     alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling) for i in spanned)
     others, lead, spans = alternatives, "the runs cannot tell {} apart: they", "spans them"
     if math.isinf(evidence):   # async from 1-2 workers: name the drift the prior keeps out
@@ -1477,7 +1477,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                     and i not in spanned]
         if kept_out:
             others = [*alternatives, *kept_out]
-            lead = "whether the workers drift apart decides it: {}"
+            lead = ("whether the workers drift apart"
+                    + (" and how they pass the link" if other_readings else "")
+                    + " decides it: {}")
             spans = (f"spans {', '.join(a.name for a in alternatives)}, not the models the "
                      f"prior keeps out" if alternatives
                      else "does not span the models the prior keeps out")
