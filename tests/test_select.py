@@ -763,6 +763,7 @@ def test_fcfs_links_are_a_reading_of_the_mva_the_runs_must_show(job):
     assert est.throughput_interval[1] >= reading.estimate(profile, cluster, config).throughput
     assert est.throughput_interval[1] >= truth > est.throughput
     assert "async-fcfs" in est.meta["model_spread"] and early.suggested_run is not None
+    assert "how they pass the link decides it" in early.chosen.why
     # runs that show the pipelining: the reading beats the prior by the evidence
     shown = select_model(profile, cluster, _async_runs(profile, cluster, 1, (4, 6, 8), fcfs))
     assert shown.chosen.name == "async-fcfs" and "the runs favour async-fcfs" in shown.chosen.why
