@@ -165,8 +165,9 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
-           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "DESIGNS", "PROBE_PATH", "PROBE2_PATH", "PROBE3_PATH",
-           "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH", "COMMITTED_SETS", "PROTOCOL_SETS", "design",
+           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "DESIGNS", "PROBE_PATH", "PROBE2_PATH",
+           "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH", "COMMITTED_SETS",
+           "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
 
