@@ -26,27 +26,14 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from async_servers import regimes  # noqa: E402  (this directory: the same regimes)
 
 from perfmodel import zoo  # noqa: E402
-from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows  # noqa: E402
 from perfmodel.placement.ns3_job import LINK_EFFICIENCY  # noqa: E402
 from perfmodel.queueing import async_throughput, saturation_workers  # noqa: E402
 
 RATES = {1: "tab:orange", 10: "tab:blue", 25: "tab:purple"}
 READINGS = {"processor sharing (eq. 4)": "ps", "FCFS (eq. 3)": "fcfs"}
-
-
-def regimes():
-    """(rows sorted by workers) of every loss-free async regime on one server."""
-    by = collections.defaultdict(list)
-    for path in PROTOCOL_SETS:
-        for r in read_rows(path):
-            by[r["regime"]].append(r)
-    for _, rows in sorted(by.items()):
-        rows.sort(key=lambda r: int(r["workers"]))
-        if (rows[0]["mode"] == "async" and int(rows[0]["n_ps"]) == 1
-                and not any(int(r["queue_drops"]) > 0 for r in rows)):
-            yield rows
 
 
 def level_of(*ratios: float) -> float:
@@ -76,7 +63,7 @@ def scaled_ratios(rows) -> tuple[float, dict]:
 def main(path: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     errors = collections.defaultdict(list)
-    for rows in regimes():
+    for rows in regimes(one_server=True):
         gbps = round(float(rows[0]["bandwidth"]) * 8 / 1e9)
         n_star, ratios = scaled_ratios(rows)
         for ax, (name, ratio) in zip(axes, ratios.items()):

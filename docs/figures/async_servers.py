@@ -41,15 +41,16 @@ def group(row: dict) -> str:
     return "loss-based TCP, FIFO hosts" if row["queue"] == "fifo" else "fair hosts"
 
 
-def regimes():
-    """(rows sorted by workers) of every loss-free async regime on 2 or more servers."""
+def regimes(one_server: bool = False):
+    """(rows sorted by workers) of every loss-free async regime on 2 or more servers
+    (``one_server``: on one)."""
     by = collections.defaultdict(list)
     for path in PROTOCOL_SETS:
         for r in read_rows(path):
             by[r["regime"]].append(r)
     for _, rows in sorted(by.items()):
         rows.sort(key=lambda r: int(r["workers"]))
-        if (rows[0]["mode"] == "async" and int(rows[0]["n_ps"]) >= 2
+        if (rows[0]["mode"] == "async" and (int(rows[0]["n_ps"]) == 1) == one_server
                 and not any(int(r["queue_drops"]) > 0 for r in rows)):
             yield rows
 
