@@ -40,7 +40,7 @@ import numpy as np
 from .. import zoo
 from ..errors import Infeasible, PerfModelError
 from ..measurements import Measurement, measured_cluster, measured_profile
-from ..placement.ns3_corpus import CORPUS_BATCHES, CORPUS_PATH, read_rows
+from ..placement.ns3_corpus import CORPUS_BATCHES, CORPUS_PATH, DESIGNS, read_rows
 from ..specs import Cluster
 from .grid import predict_measurements
 from .selection import select_model
@@ -52,11 +52,9 @@ __all__ = ["TRAIN_WORKERS", "TARGET_MEAN", "TARGET_MAX", "SPLITS", "RegimeResult
 TRAIN_WORKERS = (1, 2)
 #: The accuracy aimed at, per regime: mean and largest relative throughput error.
 TARGET_MEAN, TARGET_MAX = 0.05, 0.10
-#: The splits, in report order: the corpus's halves, then the probes (held-out sets
-#: :data:`~perfmodel.placement.ns3_corpus.PROBE`,
-#: :data:`~perfmodel.placement.ns3_corpus.PROBE2` to
-#: :data:`~perfmodel.placement.ns3_corpus.PROBE6`).
-SPLITS = ("train", "test", "probe", "probe2", "probe3", "probe4", "probe5", "probe6")
+#: The splits, in report order: the corpus's halves, then each probe's own (the held-out
+#: sets of :data:`~perfmodel.placement.ns3_corpus.DESIGNS` with a ``split``).
+SPLITS = ("train", "test", *(d.split for d in DESIGNS.values() if d.split))
 #: Minimum retransmission timeout of the corpus's TCP (s).
 MIN_RTO = 1.0
 

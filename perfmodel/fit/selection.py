@@ -261,7 +261,8 @@ from .grid import error_objective, fit_tunables, predict_measurements
 from .level import SLOWDOWNS, Leveled
 from .timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_timeout_band
 
-__all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "plausible", "readings",
+__all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidence_of", "plausible",
+           "readings",
            "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS", "LEVELED", "level_candidate",
            "levels_on", "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level",
            "ModelCandidate", "candidate_grid", "variant_candidate", "default_candidates",
@@ -1210,6 +1211,14 @@ def plausible(scores: Sequence[Score], pick: int, *, evidence: float = EVIDENCE)
     return [i for i in pool if i != pick and scores[i].loo_error <= top]
 
 
+def evidence_of(mode: str, measurements) -> float:
+    """How far a candidate the prior keeps out must beat the prior's LOO error to answer:
+    :data:`EVIDENCE`, or inf for async runs all under :data:`ASYNC_EVIDENCE_WORKERS`
+    workers, which start together and cannot show how the workers drift or pass the link."""
+    small = max(m.workers for m in measurements) < ASYNC_EVIDENCE_WORKERS
+    return math.inf if mode == "async" and small else EVIDENCE
+
+
 def readings(candidates: Sequence[ModelCandidate], scores: Sequence[Score], pick: int, *,
              evidence: float = EVIDENCE) -> list[int]:
     """The valid readings of the chosen candidate (``ModelCandidate.reading_of``) the runs
@@ -1442,9 +1451,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
             scores.append(Score(cand.name, cand.family, valid, reason, float("nan"), str(err),
                                 len(cand.grid)))
             fitted.append(None)
-    evidence = EVIDENCE
-    if mode == "async" and max(m.workers for m in ms) < ASYNC_EVIDENCE_WORKERS:
-        evidence = math.inf
+    evidence = evidence_of(mode, ms)
     pick, why = choose(scores, tolerance=tolerance, evidence=evidence)
     by_its_level = fitted[pick] is not None and isinstance(fitted[pick].model, Leveled)
     if spread is not None and not by_its_level:   # a level fits no timeout probability

@@ -100,14 +100,13 @@ from .dl2 import (
 from .grid import predict_measurements
 from .level import Leveled
 from .selection import (
-    ASYNC_EVIDENCE_WORKERS,
-    EVIDENCE,
     LEVELED,
     LOCKSTEP_CV,
     Score,
     calibrate_candidate,
     calibrated_by_level,
     choose,
+    evidence_of,
     extrapolated_halfwidth,
     interval_halfwidth,
     level_candidate,
@@ -678,9 +677,7 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
             continue
         # as select_model: async runs too small to show how the workers pass the link
         # cannot favour a reading of the MVA (the other candidates agree with the prior here)
-        small = (first.mode == "async"
-                 and max(m.workers for m in train) < ASYNC_EVIDENCE_WORKERS)
-        pick, why = choose(scores, evidence=math.inf if small else EVIDENCE)
+        pick, why = choose(scores, evidence=evidence_of(first.mode, train))
         cal, pred = fitted[pick]
         if spread is not None and not isinstance(cal.model, Leveled):   # as select_model
             why += timeout_why(*spread)
