@@ -111,6 +111,16 @@ def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE5)]   # a new draw
 
 
+def test_the_seventh_probe_is_the_sixth_probes_network_mostly_async():
+    d = nc.design(spec=nc.PROBE7)
+    assert d == nc.design(spec=nc.PROBE7) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe7"} and {r["regime"][0] for r in d} == {"v"}
+    assert Counter(r["queue"] for r in d) == {"fair": 16, "fifo": 8}
+    assert Counter(r["n_ps"] for r in d) == {1: 12, 2: 12}
+    assert Counter(r["mode"] for r in d) == {"async": 18, "sync": 6}
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE6)]   # a new draw
+
+
 @pytest.mark.parametrize("dnn", nc.FACTORS["dnn"] + nc.PROBE.factors["dnn"]
                          + nc.PROBE2.factors["dnn"])
 def test_blocks_keep_the_profile_totals(dnn):

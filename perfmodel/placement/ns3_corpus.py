@@ -138,6 +138,15 @@ before it was run (``--design probe6``; :data:`PROBE6_PATH`): the fifth
 probe's factors with FIFO hosts in a third of the regimes, 1 or 2 servers,
 two async regimes to each sync one, at 1 to 16 workers, its draw seeded at
 2032.  Every regime is in the ``probe6`` split.
+
+Seventh probe
+-------------
+The sixth probe's errors have been read too (its async runs near the knee,
+faster than the MVA, and its convoys at 1 Gbps, slower).  :data:`PROBE7` is
+an eighth held-out set, fixed and committed before the next async rule was
+designed and before it was run (``--design probe7``; :data:`PROBE7_PATH`):
+the sixth probe's factors, three async regimes to each sync one, at 1 to 16
+workers, its draw seeded at 2033.  Every regime is in the ``probe7`` split.
 """
 
 from __future__ import annotations
@@ -165,8 +174,9 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
-           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "DESIGNS", "PROBE_PATH", "PROBE2_PATH",
-           "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH", "COMMITTED_SETS",
+           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "DESIGNS", "PROBE_PATH",
+           "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
+           "PROBE7_PATH", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
@@ -314,8 +324,17 @@ PROBE6 = Design(
     CORPUS_WORKERS, "u", split="probe6",
     summary="the sixth probe (every regime held out: the probes' network, fair-queued or "
             "FIFO hosts, on one or two servers)")
+#: The seventh probe: an eighth held-out set, fixed before it was run, of the sixth
+#: probe's network with three async regimes to each sync one (module notes).  Its split
+#: is ``probe7``.
+PROBE7 = Design(
+    "probe7", dict(PROBE6.factors, mode=("async", "sync", "async", "async")), {}, 24, 2033,
+    CORPUS_WORKERS, "v", split="probe7",
+    summary="the seventh probe (every regime held out: the sixth probe's network, mostly "
+            "async)")
 #: The designs by name.
-DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6)}
+DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
+                               PROBE7)}
 #: The committed probe.
 PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
 #: The committed second probe.
@@ -328,6 +347,8 @@ PROBE4_PATH = CORPUS_PATH.with_name("ns3_probe4.csv")
 PROBE5_PATH = CORPUS_PATH.with_name("ns3_probe5.csv")
 #: The committed sixth probe.
 PROBE6_PATH = CORPUS_PATH.with_name("ns3_probe6.csv")
+#: The committed seventh probe.
+PROBE7_PATH = CORPUS_PATH.with_name("ns3_probe7.csv")
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
                   "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
