@@ -118,7 +118,17 @@ def test_the_seventh_probe_is_the_sixth_probes_network_mostly_async():
     assert Counter(r["queue"] for r in d) == {"fair": 16, "fifo": 8}
     assert Counter(r["n_ps"] for r in d) == {1: 12, 2: 12}
     assert Counter(r["mode"] for r in d) == {"async": 18, "sync": 6}
+    assert Counter(r["update_rate"] for r in d) == {1e9: 8, 5e9: 8, 25e9: 8}
     assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE6)]   # a new draw
+
+
+@pytest.mark.parametrize("rate, expected", [(None, nc.UPDATE_RATE), (1e9, 1e9)])
+def test_a_regime_updates_at_its_own_rate_when_the_design_sets_one(rate, expected):
+    regime = dict(nc.design(spec=nc.PROBE6)[0])
+    if rate is not None:
+        regime["update_rate"] = rate
+    profile, t_update = nc._job(regime)
+    assert t_update == pytest.approx(profile.model_bytes / expected)
 
 
 @pytest.mark.parametrize("dnn", nc.FACTORS["dnn"] + nc.PROBE.factors["dnn"]

@@ -27,7 +27,8 @@ factor          levels
 ==============  =====================================================================
 
 A server applies gradients at :data:`UPDATE_RATE` (our choice: the update of
-a 100 MB model takes 20 ms), split over the servers.
+a 100 MB model takes 20 ms), split over the servers, unless the design has an
+``update_rate`` factor (bytes/s; the seventh probe's).
 
 Design
 ------
@@ -142,11 +143,15 @@ two async regimes to each sync one, at 1 to 16 workers, its draw seeded at
 Seventh probe
 -------------
 The sixth probe's errors have been read too (its async runs near the knee,
-faster than the MVA, and its convoys at 1 Gbps, slower).  :data:`PROBE7` is
-an eighth held-out set, fixed and committed before the next async rule was
-designed and before it was run (``--design probe7``; :data:`PROBE7_PATH`):
-the sixth probe's factors, three async regimes to each sync one, at 1 to 16
-workers, its draw seeded at 2033.  Every regime is in the ``probe7`` split.
+faster than the MVA, and its convoys at 1 Gbps, slower).  In every set so far
+the update time is the model bytes over one rate, so how long an update takes
+beside a transfer (what spaces async workers at a server, or lets them travel
+together) moves with the link speed alone.  :data:`PROBE7` is an eighth
+held-out set, fixed and committed before the next async rule was designed and
+before it was run (``--design probe7``; :data:`PROBE7_PATH`): the sixth
+probe's factors with the update rate a factor of its own (1, 5 or 25 GB/s),
+three async regimes to each sync one, at 1 to 16 workers, its draw seeded at
+2033.  Every regime is in the ``probe7`` split.
 """
 
 from __future__ import annotations
@@ -328,10 +333,11 @@ PROBE6 = Design(
 #: probe's network with three async regimes to each sync one (module notes).  Its split
 #: is ``probe7``.
 PROBE7 = Design(
-    "probe7", dict(PROBE6.factors, mode=("async", "sync", "async", "async")), {}, 24, 2033,
+    "probe7", dict(PROBE6.factors, mode=("async", "sync", "async", "async"),
+                   update_rate=(1e9, 5e9, 25e9)), {}, 24, 2033,
     CORPUS_WORKERS, "v", split="probe7",
     summary="the seventh probe (every regime held out: the sixth probe's network, mostly "
-            "async)")
+            "async, with the update rate a factor)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7)}
@@ -426,9 +432,15 @@ def scale_for(model_bytes: float) -> float:
     return max(CORPUS_SCALE, model_bytes / (1448.0 * CORPUS_SEGMENTS))
 
 
+def _update_rate(regime: dict) -> float:
+    """Bytes of gradient a server applies per second in ``regime``: its ``update_rate``
+    factor, or :data:`UPDATE_RATE` in a design without one."""
+    return float(regime.get("update_rate", UPDATE_RATE))
+
+
 def _job(regime: dict):
     profile = zoo.profile(f"{regime['dnn']}-pipedream")
-    return profile, profile.model_bytes / UPDATE_RATE
+    return profile, profile.model_bytes / _update_rate(regime)
 
 
 def stop_time_for(profile, regime: dict, workers: int, steps: int) -> float:
@@ -438,7 +450,7 @@ def stop_time_for(profile, regime: dict, workers: int, steps: int) -> float:
     step."""
     compute = (profile.t_forward + profile.t_backward) * (1 + 5 * JITTER_CV[regime["jitter"]])
     transfer = 2 * workers * profile.model_bytes / (regime["bandwidth_gbps"] * _GBPS)
-    update = workers * profile.model_bytes / UPDATE_RATE
+    update = workers * profile.model_bytes / _update_rate(regime)
     return steps * (20.0 * (compute + transfer + update) + 60.0)
 
 
@@ -564,7 +576,10 @@ def _header(spec: Design, n: int, seed: int, done: int, total: int, command: str
         f"bytes and rates divided by scale (>= {CORPUS_SCALE:g}, at least "
         f"{CORPUS_SEGMENTS} segments per model transfer), MSS 1448 B, min RTO 1 s, "
         f"128 KiB socket buffers, "
-        f"t_update = model bytes / {UPDATE_RATE:g} B/s split over the servers",
+        "t_update = model bytes / "
+        + ("/".join(f"{r:g}" for r in spec.factors["update_rate"])
+           if "update_rate" in spec.factors else f"{UPDATE_RATE:g}")
+        + " B/s split over the servers",
         f"# measured: sync {CORPUS_STEPS} steps, async {CORPUS_ASYNC_STEPS} gradients per "
         f"worker, after {CORPUS_WARMUP}"
         + (f" ({heavy_tail_steps} times as many in the Pareto-jitter regimes)"
