@@ -102,9 +102,11 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
                         help="async/lin: rho_T of eq. 5 (default: the cluster's rho_threshold, else 0.6)")
     async_.add_argument("--residual", choices=("deterministic", "exponential"),
                         help="async/lin: FCFS residual of eq. 2 (default deterministic, as printed)")
-    async_.add_argument("--convoys", action="store_true", default=None,
+    async_.add_argument("--convoys", nargs="?", const=True, default=None, choices=("spacing",),
                         help="async: workers beyond the saturation population N* move as N* groups, "
-                             "as async workers sharing a link fairly from a common start do (ours)")
+                             "as async workers sharing a link fairly from a common start do; "
+                             "'--convoys spacing': on 2+ servers, as many as the server's updates "
+                             "do not spread apart (ours)")
     async_.add_argument("--serialized-bound", action="store_true", default=None,
                         help="async: no worker's cycle longer than with every other worker's "
                              "transfers and updates served first, the longest work-conserving "

@@ -81,6 +81,25 @@ packet-level corpus the rule fits one or two saturated servers and not three
 or four at 1 Gbps (docs/validation.md), so the model selection keeps it
 beside the MVA, not in its place.
 
+Convoys spread by the updates (ours)
+------------------------------------
+What keeps a convoy together is fair sharing: transfers of equal size that
+start a little apart on a processor-sharing link end as far apart as they
+started.  What spreads it is the server: it applies the gradients one at a
+time, so K workers that arrive together leave it ``T_S / P`` apart, over
+``K T_S / P``.  While that spread is shorter than one transfer of the
+server's share over its link, ``M / (P B)``, the workers' transfers overlap
+and they travel together; once it is longer, they meet the link one by one,
+as the MVA's independent workers do.  With ``AsyncMVA(convoys="spacing")``
+on two or more servers the step is the convoy's and the MVA's, weighted by
+:func:`update_spread` ``w = min(1, K T_S B / M)``: ``(1 - w)`` times the
+convoy's step (above) plus ``w`` times the MVA's.  With two or more
+servers every worker waits for every server each step, which couples the
+workers further; with one server it is left to the runs (the model
+selection levels a one-server model on a two-worker run that already shares
+the link, and the two-server runs of one or two workers share none).  The
+weight has no fitted constant: the update time against a transfer's.
+
 The serialized bound (ours)
 ---------------------------
 The MVA visits the P servers' links and update CPUs in turn, as P stations;
@@ -154,8 +173,8 @@ __all__ = [
     "MVAResult", "mva", "mva_binary", "mva_schweitzer", "mva_linearizer",
     "AsyncSolution", "async_solve", "async_throughput", "async_stall_time", "AsyncMVA",
     "async_batchable", "async_solve_many", "saturation_workers", "convoy_groups",
-    "serialized_cycle", "fork_join_solve", "SERVER_LAYOUTS",
-    "DEFAULT_RHO_THRESHOLD", "resolved_threshold",
+    "serialized_cycle", "fork_join_solve", "SERVER_LAYOUTS", "CONVOY_RULES",
+    "update_spread", "DEFAULT_RHO_THRESHOLD", "resolved_threshold",
 ]
 
 #: rho_T of eq. 5 when neither the model nor the cluster sets one (Li et al. 2022, Sec. 5, AWS).
@@ -176,6 +195,9 @@ PHASES = ("downlink", "forward", "backward", "uplink", "update")
 #: How a worker meets P servers: their stations visited in turn (Li et al. 2022's
 #: network, split over the servers) or all at once as one fork-join (ours).
 SERVER_LAYOUTS = ("in-turn", "fork-join")
+#: ``AsyncMVA.convoys``: independent workers, convoys beyond N*, or convoys held on 2+
+#: servers while the updates' spread is shorter than a transfer (module notes).
+CONVOY_RULES = (False, True, "spacing")
 
 #: Population vectors above which ``method="auto"`` leaves the exact recursion
 #: (2^17 = 131,072 is 17 distinct workers, a fraction of a second; Linearizer is
@@ -1403,6 +1425,26 @@ def saturation_workers(model_bytes, bandwidth, t_forward, t_backward, t_update, 
     return _INF if d_max == 0 else (z + 2.0 * link + ts) / d_max
 
 
+def update_spread(workers, t_update, model_bytes, bandwidth):
+    """How far the server's updates spread K = ``workers`` async workers, in transfers:
+    ``min(1, K T_S B / M)``, the K updates of ``T_S / P`` one after another over one
+    transfer of ``M / (P B)`` (module notes, "Convoys spread by the updates"; ours).
+    1 with nothing to transfer.  Vectorized.
+
+    Examples
+    --------
+    >>> float(update_spread(4, 0.02, 100e6, 1.25e8))    # 4 x 20 ms against 0.8 s
+    0.1
+    >>> float(update_spread(8, 0.02, 100e6, 1.25e9))    # 8 x 20 ms against 80 ms: spread
+    1.0
+    """
+    k, ts = np.asarray(workers, dtype=float), np.asarray(t_update, dtype=float)
+    m, b = np.asarray(model_bytes, dtype=float), np.asarray(bandwidth, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.where(m > 0, k * ts * b / np.where(m > 0, m, 1.0), 1.0)
+    return np.minimum(1.0, spread)
+
+
 def convoy_groups(workers: int, saturation: float) -> list[tuple[int, float]]:
     """How K = ``workers`` move when at most ``saturation`` (N*) groups survive (module
     notes): ``[(groups, weight), ...]``, the whole group counts whose step times the
@@ -1731,10 +1773,13 @@ class AsyncMVA:
         FCFS residual of eq. 2 (default as printed: deterministic, ``S/2``).
     method : {"auto", "exact", "binary", "linearizer", "schweitzer"}
         MVA method (see :func:`async_solve`).
-    convoys : bool
-        Workers beyond the saturation population N* move as N* groups
+    convoys : {False, True, "spacing"}
+        True: workers beyond the saturation population N* move as N* groups
         (module notes, "Convoys"; ours): what a fairly shared link does to
-        async workers that start together.  False (default): the paper's
+        async workers that start together.  ``"spacing"``: on two or more
+        servers, as many convoys as the server's updates do not spread
+        (module notes, "Convoys spread by the updates"; ``meta["spread"]``
+        gives the weight of the MVA).  False (default): the paper's
         independent workers.
     serialized_bound : bool
         No worker's cycle longer than :func:`serialized_cycle` (module
@@ -1795,7 +1840,7 @@ class AsyncMVA:
     overlap: bool = False
     residual: str | float = "deterministic"
     method: str = "auto"
-    convoys: bool = False
+    convoys: bool | str = False
     serialized_bound: bool = False
     servers: str = "in-turn"
     #: The configuration's ``n_ps`` parameter servers are used (sweeps read this).
@@ -1805,8 +1850,9 @@ class AsyncMVA:
     def __post_init__(self):
         checked_options(self.discipline, self.rho_threshold, self.overlap, self.method)
         residual_fraction(self.residual)
-        if not isinstance(self.convoys, (bool, np.bool_)):
-            raise SpecError("convoys", f"expected true or false, got {self.convoys!r}")
+        if not (isinstance(self.convoys, (bool, np.bool_)) or self.convoys == "spacing"):
+            raise SpecError("convoys", f"expected true, false or 'spacing', got "
+                                       f"{self.convoys!r}")
         _v.boolean("serialized_bound", self.serialized_bound)
         _v.choice("servers", self.servers, SERVER_LAYOUTS)
 
@@ -1888,6 +1934,8 @@ class AsyncMVA:
                                     epoch_samples=config.epoch_samples, meta=meta)
 
     def _mva_estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
+        if self.convoys == "spacing":
+            return self._spaced_estimate(workload, cluster, config)
         if self.convoys:
             n_star = self.saturation(workload, cluster, config)
             groups = convoy_groups(config.n_replicas, n_star)
@@ -1913,6 +1961,26 @@ class AsyncMVA:
                 "timeout_probability": cluster.timeout_probability,
                 "retransmit_timeout": cluster.retransmit_timeout}
         return estimate_from_solution(sol, workload, config, meta)
+
+    def _spaced_estimate(self, workload: Profile, cluster: Cluster,
+                         config: Config) -> Estimate:
+        """The convoys' step and the independent workers', weighted by how far the updates
+        spread the workers (:func:`update_spread`; on two or more servers only)."""
+        plain = dataclasses.replace(self, convoys=False)
+        free = plain._mva_estimate(workload, cluster, config)
+        w = (1.0 if config.n_ps < 2 else
+             float(update_spread(config.n_replicas, workload.t_update, workload.model_bytes,
+                                 link_rate(cluster))))
+        if w >= 1.0:
+            return dataclasses.replace(free, meta=dict(free.meta, convoys="spacing", spread=w))
+        held = dataclasses.replace(self, convoys=True)._mva_estimate(workload, cluster, config)
+        phases = {name: (1.0 - w) * held.phases.get(name, 0.0) + w * value
+                  for name, value in free.phases.items()}
+        meta = dict(free.meta, convoys="spacing", spread=w,
+                    steps_per_second=config.n_replicas / sum(phases.values()))
+        est = Estimate.from_phases(phases, config.n_replicas * workload.batch_size,
+                                   epoch_samples=config.epoch_samples, meta=meta)
+        return dataclasses.replace(est, bottleneck=free.bottleneck)
 
     def _convoy_estimate(self, workload: Profile, cluster: Cluster, config: Config,
                          groups: list, n_star: float) -> Estimate:

@@ -1,4 +1,5 @@
-"""Convoys beyond the saturation population: ``AsyncMVA(convoys=True)``, checked by hand."""
+"""Convoys beyond the saturation population: ``AsyncMVA(convoys=True)``, and convoys spread
+by the server's updates: ``AsyncMVA(convoys="spacing")``, checked by hand."""
 
 import json
 import math
@@ -12,7 +13,7 @@ from perfmodel.cli import main
 from perfmodel.errors import SpecError
 from perfmodel.fit.selection import default_candidates, select_model
 from perfmodel.measurements import Measurement
-from perfmodel.queueing import AsyncMVA, async_throughput, convoy_groups, saturation_workers
+from perfmodel.queueing import AsyncMVA, async_throughput, convoy_groups, saturation_workers, update_spread
 from perfmodel.specs import Cluster, Config, Profile
 
 PROFILE = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.01,
@@ -100,13 +101,72 @@ def test_bad_option_is_a_spec_error():
         AsyncMVA(convoys="yes")
 
 
+def test_update_spread_by_hand():
+    # K updates of T_S / P one after another against one transfer M / (P B): K T_S B / M
+    assert update_spread(4, 0.01, 100e6, 1.25e9) == pytest.approx(4 * 0.01 / 0.08)
+    assert update_spread(8, 0.01, 100e6, 1.25e9) == 1.0          # 0.08 s of updates: spread
+    assert update_spread(16, 0.0, 100e6, 1.25e9) == 0.0          # no update: one convoy
+    assert update_spread(2, 0.01, 0.0, 1.25e9) == 1.0            # nothing to transfer
+
+
+@given(k=st.integers(1, 64), tu=st.floats(0.0, 1.0), mb=st.floats(1e3, 1e10),
+       b=st.floats(1e6, 1e11))
+def test_update_spread_is_a_weight_that_grows_with_workers_and_updates(k, tu, mb, b):
+    w = float(update_spread(k, tu, mb, b))
+    assert 0.0 <= w <= 1.0
+    assert float(update_spread(k + 1, tu, mb, b)) >= w
+    assert float(update_spread(k, 2 * tu, mb, b)) >= w
+
+
+def _spaced(k, ps, profile=PROFILE, cluster=CLUSTER):
+    config = Config(n_replicas=k, n_ps=ps)
+    return [AsyncMVA(discipline="ps", convoys=c).estimate(profile, cluster, config)
+            for c in (False, True, "spacing")]
+
+
+@pytest.mark.parametrize("k", [1, 4, 16])
+def test_spacing_leaves_one_server_to_the_mva(k):
+    free, _, spaced = _spaced(k, 1, cluster=CLUSTER.replace(nic_bandwidth="1Gbps"))
+    assert spaced.step_time == pytest.approx(free.step_time, rel=1e-12)
+    assert spaced.meta["spread"] == 1.0
+
+
+def test_spacing_weighs_the_convoy_and_the_mva_by_the_spread_by_hand():
+    # 1 Gbps: M / B = 0.8 s, T_S = 10 ms; 2 servers, 32 workers: N* = (0.3 + 1.61) / 0.4
+    cluster = CLUSTER.replace(nic_bandwidth="1Gbps")
+    free, held, spaced = _spaced(32, 2, cluster=cluster)
+    w = 32 * 0.01 / 0.8                                      # 0.4 of a transfer
+    assert spaced.meta["spread"] == pytest.approx(w)
+    assert held.step_time > free.step_time                   # beyond N*: the convoy is slower
+    assert spaced.step_time == pytest.approx((1 - w) * held.step_time + w * free.step_time,
+                                             rel=1e-12)
+    assert sum(spaced.phases.values()) == pytest.approx(spaced.step_time, rel=1e-12)
+    assert spaced.throughput == pytest.approx(32 * 32 / spaced.step_time, rel=1e-12)
+
+
+def test_spacing_is_the_mva_once_the_updates_spread_a_transfer():
+    # 10 Gbps: a transfer of 0.08 s, 8 updates of 10 ms span it
+    free, _, spaced = _spaced(8, 2)
+    assert spaced.step_time == pytest.approx(free.step_time, rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 24), mb=st.floats(1e6, 1e9), tf=st.floats(1e-3, 1.0),
+       tu=st.floats(0.0, 0.2), ps=st.integers(1, 4))
+def test_spacing_lies_between_the_convoy_and_independent_workers(k, mb, tf, tu, ps):
+    profile = PROFILE.replace(model_bytes=mb, t_forward=tf, t_backward=2 * tf, t_update=tu)
+    free, held, spaced = _spaced(k, ps, profile)
+    assert held.throughput * (1 - 1e-9) <= spaced.throughput <= free.throughput * (1 + 1e-9)
+
+
 def test_batch_pricing_declines():
     assert AsyncMVA(convoys=True).estimate_many(PROFILE, CLUSTER, None) is None
 
 
 def test_selection_keeps_it_as_a_fair_link_candidate():
     names = {c.name: c for c in default_candidates("async")}
-    assert names["async-convoy"].model.convoys and not names["async-mva"].model.convoys
+    assert names["async-convoy"].model.convoys is True
+    assert names["async-mva"].model.convoys == "spacing"     # the prior: spread by the updates
     assert names["async-convoy"].links == ("fair",)
 
 
@@ -121,6 +181,17 @@ def test_cli_flag_is_the_option(capsys):
     assert record["throughput"] < AsyncMVA().estimate(
         zoo.profile("resnet50-pipedream"), Cluster(machines=64, nic_bandwidth="1Gbps"),
         Config(n_replicas=16, n_ps=1)).throughput
+
+
+def test_cli_spacing_is_the_option(capsys):
+    argv = ["predict", "--model", "async", "--convoys", "spacing", "--workers", "16", "--ps", "2",
+            "--bandwidth", "1Gbps", "--format", "json"]
+    assert main(argv) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    est = AsyncMVA(convoys="spacing").estimate(zoo.profile("resnet50-pipedream"),
+                                               Cluster(machines=64, nic_bandwidth="1Gbps"),
+                                               Config(n_replicas=16, n_ps=2))
+    assert record["throughput"] == pytest.approx(est.throughput, rel=1e-12)
 
 
 def test_runs_beyond_saturation_decide_runs_below_it_leave_both():
