@@ -21,8 +21,10 @@ probe (split ``probe2``), made the same way with TCP controls and DNNs
 neither ran, the third (split ``probe3``), with TCP controls no set
 ran, FIFO hosts and up to four servers, the fourth (split ``probe4``),
 the probes' fair-queued network on up to four servers, the fifth (split
-``probe5``), that network on one or two servers, and the sixth (split
-``probe6``), the fifth's with FIFO hosts in a third of its regimes.
+``probe5``), that network on one or two servers, the sixth (split
+``probe6``), the fifth's with FIFO hosts in a third of its regimes, and the
+seventh (split ``probe7``), the sixth's with the server's update rate a factor
+of its own, mostly async.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume
