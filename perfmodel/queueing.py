@@ -98,7 +98,12 @@ servers every worker waits for every server each step, which couples the
 workers further; with one server it is left to the runs (the model
 selection levels a one-server model on a two-worker run that already shares
 the link, and the two-server runs of one or two workers share none).  The
-weight has no fitted constant: the update time against a transfer's.
+weight has no fitted constant: the update time against a transfer's.  The
+model selection leaves it off: judged on a held-out set whose update rate
+varied apart from the link speed, the convoys did fade with the update
+spacing as this says, but sooner than the weight lets them (with updates an
+eighth of a transfer long, two servers ran at the MVA, where the weight
+still holds a convoy up to eight workers; docs/validation.md).
 
 The serialized bound (ours)
 ---------------------------
