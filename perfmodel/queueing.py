@@ -1855,9 +1855,9 @@ class AsyncMVA:
     def __post_init__(self):
         checked_options(self.discipline, self.rho_threshold, self.overlap, self.method)
         residual_fraction(self.residual)
-        if not (isinstance(self.convoys, (bool, np.bool_)) or self.convoys == "spacing"):
-            raise SpecError("convoys", f"expected true, false or 'spacing', got "
-                                       f"{self.convoys!r}")
+        if not (isinstance(self.convoys, (bool, np.bool_)) or self.convoys in CONVOY_RULES):
+            raise SpecError("convoys", f"expected one of {', '.join(map(repr, CONVOY_RULES))}, "
+                                       f"got {self.convoys!r}")
         _v.boolean("serialized_bound", self.serialized_bound)
         _v.choice("servers", self.servers, SERVER_LAYOUTS)
 
