@@ -26,10 +26,8 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from async_servers import regimes  # noqa: E402  (this directory: the same regimes)
+from async_servers import job_of, regimes  # noqa: E402  (this directory: the same regimes)
 
-from perfmodel import zoo  # noqa: E402
-from perfmodel.placement.ns3_job import LINK_EFFICIENCY  # noqa: E402
 from perfmodel.queueing import async_throughput, saturation_workers  # noqa: E402
 
 RATES = {1: "tab:orange", 10: "tab:blue", 25: "tab:purple"}
@@ -45,12 +43,8 @@ def level_of(*ratios: float) -> float:
 
 def scaled_ratios(rows) -> tuple[float, dict]:
     """(N*, {reading: {K: measured / prediction scaled on the 1- and 2-worker runs}})."""
-    f = rows[0]
-    prof = zoo.profile(f"{f['dnn']}-pipedream")
-    m, tu = prof.model_bytes, float(f["t_update"])
-    link = float(f["bandwidth"]) * LINK_EFFICIENCY
-    overlap = f["overlap"] in ("1", "True", "true")
-    meas = {int(r["workers"]): float(r["throughput"]) / int(r["batch_size"]) for r in rows}
+    prof, tu, _, link, overlap, meas = job_of(rows)
+    m = prof.model_bytes
     out = {}
     for name, discipline in READINGS.items():
         pred = {k: float(async_throughput(m, link, prof.t_forward, prof.t_backward, tu, k,

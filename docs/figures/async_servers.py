@@ -55,14 +55,21 @@ def regimes(one_server: bool = False):
             yield rows
 
 
-def scaled_ratios(rows) -> dict:
-    """{model: {K: measured / prediction scaled on the 1- and 2-worker runs}}."""
+def job_of(rows) -> tuple:
+    """(profile, T_S, servers P, link goodput, overlap, {K: measured steps/s}) of one
+    regime's rows."""
     f = rows[0]
     prof = zoo.profile(f"{f['dnn']}-pipedream")
-    m, tu, p = prof.model_bytes, float(f["t_update"]), int(f["n_ps"])
     link = float(f["bandwidth"]) * LINK_EFFICIENCY
-    overlap = f["overlap"] in ("1", "True", "true")
     meas = {int(r["workers"]): float(r["throughput"]) / int(r["batch_size"]) for r in rows}
+    return (prof, float(f["t_update"]), int(f["n_ps"]), link,
+            f["overlap"] in ("1", "True", "true"), meas)
+
+
+def scaled_ratios(rows) -> dict:
+    """{model: {K: measured / prediction scaled on the 1- and 2-worker runs}}."""
+    prof, tu, p, link, overlap, meas = job_of(rows)
+    m = prof.model_bytes
     preds = {
         "in turn": {k: float(async_throughput(m, link, prof.t_forward, prof.t_backward, tu, k,
                                               "ps", overlap=overlap, n_ps=p)) for k in meas},

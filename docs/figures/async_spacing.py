@@ -26,10 +26,8 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from async_knee import RATES, level_of  # noqa: E402  (this directory: the same level fit)
-from async_servers import regimes  # noqa: E402  (this directory: the same regimes)
+from async_servers import job_of, regimes  # noqa: E402  (this directory: the same regimes)
 
-from perfmodel import zoo  # noqa: E402
-from perfmodel.placement.ns3_job import LINK_EFFICIENCY  # noqa: E402
 from perfmodel.queueing import async_throughput, saturation_workers  # noqa: E402
 
 #: Runs counted as beyond the knee: K >= BEYOND * N*.
@@ -39,12 +37,8 @@ BEYOND = 1.5
 def deficit(rows) -> tuple[float, float] | None:
     """(update spacing T_S B / M, mean log(measured / scaled MVA) over the runs beyond
     :data:`BEYOND` N*), or None when no run of the regime is beyond it."""
-    f = rows[0]
-    prof = zoo.profile(f"{f['dnn']}-pipedream")
-    m, tu, p = prof.model_bytes, float(f["t_update"]), int(f["n_ps"])
-    link = float(f["bandwidth"]) * LINK_EFFICIENCY
-    overlap = f["overlap"] in ("1", "True", "true")
-    meas = {int(r["workers"]): float(r["throughput"]) / int(r["batch_size"]) for r in rows}
+    prof, tu, p, link, overlap, meas = job_of(rows)
+    m = prof.model_bytes
     ratio = {k: meas[k] / float(async_throughput(m, link, prof.t_forward, prof.t_backward,
                                                  tu, k, "ps", overlap=overlap, n_ps=p))
              for k in meas}
