@@ -1445,9 +1445,7 @@ def update_spread(workers, t_update, model_bytes, bandwidth):
     """
     k, ts = np.asarray(workers, dtype=float), np.asarray(t_update, dtype=float)
     m, b = np.asarray(model_bytes, dtype=float), np.asarray(bandwidth, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        spread = np.where(m > 0, k * ts * b / np.where(m > 0, m, 1.0), 1.0)
-    return np.minimum(1.0, spread)
+    return np.minimum(1.0, np.where(m > 0, k * ts * b / np.where(m > 0, m, 1.0), 1.0))
 
 
 def convoy_groups(workers: int, saturation: float) -> list[tuple[int, float]]:
