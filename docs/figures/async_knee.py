@@ -26,7 +26,7 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from async_servers import job_of, regimes  # noqa: E402  (this directory: the same regimes)
+from async_servers import draw_runs, job_of, regimes  # noqa: E402  (this directory: the same regimes)
 
 from perfmodel.queueing import async_throughput, saturation_workers  # noqa: E402
 
@@ -60,13 +60,7 @@ def main(path: str) -> None:
     for rows in regimes(one_server=True):
         gbps = round(float(rows[0]["bandwidth"]) * 8 / 1e9)
         n_star, ratios = scaled_ratios(rows)
-        for ax, (name, ratio) in zip(axes, ratios.items()):
-            ks = sorted(k for k in ratio if k >= 2)
-            ax.plot([k / n_star for k in ks], [ratio[k] for k in ks], "o-", ms=3, lw=1,
-                    color=RATES[gbps], alpha=0.6)
-            for k in ks[1:]:
-                side = "up to N*" if k <= n_star else "beyond N*"
-                errors[name, gbps, side].append(abs(1 / ratio[k] - 1))
+        draw_runs(axes, ratios, n_star, RATES[gbps], errors, gbps, "N*")
     for ax, name in zip(axes, READINGS):
         ax.axhline(1.0, color="k", lw=0.8)
         ax.axvline(1.0, color="k", lw=0.8, ls=":")

@@ -83,18 +83,25 @@ def scaled_ratios(rows) -> dict:
     return out
 
 
+def draw_runs(axes, ratios: dict, knee: float, color, errors: dict, key, label: str) -> None:
+    """Each reading's runs of 2 or more workers on its axis, against K / ``knee``; the
+    errors of those beyond 2 workers added to ``errors[reading, key, side of the knee]``
+    (``label`` names the knee)."""
+    for ax, (name, ratio) in zip(axes, ratios.items()):
+        ks = sorted(k for k in ratio if k >= 2)
+        ax.plot([k / knee for k in ks], [ratio[k] for k in ks], "o-", ms=3, lw=1,
+                color=color, alpha=0.6)
+        for k in ks[1:]:
+            side = f"up to {label}" if k <= knee else f"beyond {label}"
+            errors[name, key, side].append(abs(1 / ratio[k] - 1))
+
+
 def main(path: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     errors = collections.defaultdict(list)
     for rows in regimes():
         p, g = int(rows[0]["n_ps"]), group(rows[0])
-        for ax, (name, ratio) in zip(axes, scaled_ratios(rows).items()):
-            ks = sorted(k for k in ratio if k >= 2)
-            ax.plot([k / p for k in ks], [ratio[k] for k in ks], "o-", ms=3, lw=1,
-                    color=GROUPS[g], alpha=0.6)
-            for k in ks[1:]:
-                side = "up to P" if k <= p else "beyond P"
-                errors[name, g, side].append(abs(1 / ratio[k] - 1))
+        draw_runs(axes, scaled_ratios(rows), p, GROUPS[g], errors, g, "P")
     for ax, title in zip(axes, ("the P servers' stations in turn (the paper's network)",
                                 "the P servers met at once (fork-join)")):
         ax.axhline(1.0, color="k", lw=0.8)
