@@ -1974,9 +1974,11 @@ class AsyncMVA:
         w = (1.0 if config.n_ps < 2 else
              float(update_spread(config.n_replicas, workload.t_update, workload.model_bytes,
                                  link_rate(cluster))))
-        if w >= 1.0:
+        n_star = self.saturation(workload, cluster, config) if w < 1.0 else math.inf
+        groups = convoy_groups(config.n_replicas, n_star)
+        if groups[0][0] == config.n_replicas:   # spread apart, or no convoy up to N*
             return dataclasses.replace(free, meta=dict(free.meta, convoys="spacing", spread=w))
-        held = dataclasses.replace(self, convoys=True)._mva_estimate(workload, cluster, config)
+        held = self._convoy_estimate(workload, cluster, config, groups, n_star)
         phases = {name: (1.0 - w) * held.phases.get(name, 0.0) + w * value
                   for name, value in free.phases.items()}
         meta = dict(free.meta, convoys="spacing", spread=w,
