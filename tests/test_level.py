@@ -1,5 +1,6 @@
 """Fitting a model's level: one slowdown of every step (perfmodel.fit.level)."""
 
+import dataclasses
 import math
 
 import pytest
@@ -12,7 +13,13 @@ from perfmodel.cli import main
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
 from perfmodel.fit.level import SLOWDOWNS, Leveled, leveled
-from perfmodel.fit.selection import LEVELED, default_candidates, levels_on, select_model
+from perfmodel.fit.selection import (
+    LEVELED,
+    default_candidates,
+    levels_on,
+    select_model,
+    tunables_earned,
+)
 from perfmodel.measurements import Measurement
 from perfmodel.queueing import AsyncMVA
 from perfmodel.result import Estimate
@@ -153,3 +160,35 @@ def test_the_cli_fits_the_level_by_default_and_the_tunables_on_request(tmp_path,
     assert "calibrated by its level" not in whys[("--calibration", "tunables")]
     assert main(["predict", "--calibration", "level"]) == 2   # the flag needs the runs
     assert "--calibration: acts only with --measurements" in capsys.readouterr().err
+
+
+def test_earned_keeps_the_tunables_only_where_the_left_out_run_shows_their_growth():
+    """``calibration="earned"`` on runs spanning 1-6 workers: a slower link changes how
+    the step grows with K, which the level cannot follow, so the tunables beat its LOO
+    error and stay; a job uniformly slower than the model has no growth to show, and
+    the level answers (one number, the same LOO error within EVIDENCE)."""
+    truth = SyncCoarse(sharing="ps")
+    slow_link = CLUSTER.replace(link_efficiency=0.8)
+    shaped = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2, 6), slow_link),
+                          calibration="earned")
+    assert not isinstance(shaped.chosen.model, Leveled)
+    assert shaped.chosen.overrides["link_efficiency"] == pytest.approx(0.8)
+    assert "calibrated by its tunables, which beat its level's LOO error" in shaped.chosen.why
+    uniform = select_model(PROFILE, CLUSTER, _runs(Leveled(truth, 1.2), (1, 2, 6)),
+                           calibration="earned")
+    assert isinstance(uniform.chosen.model, Leveled)
+    assert uniform.chosen.model.slowdown == pytest.approx(1.2)
+    assert "its tunables did not beat the level's LOO error" in uniform.chosen.why
+    # runs of 1-2 workers: the level, as with "auto"
+    few = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2), slow_link), calibration="earned")
+    assert isinstance(few.chosen.model, Leveled)
+
+
+def test_tunables_earn_their_place_by_more_than_the_evidence_margin():
+    by_tunables = select_model(PROFILE, CLUSTER, _runs(SyncCoarse(sharing="ps"), (1, 2, 6)),
+                               calibration="tunables").chosen
+    level = dataclasses.replace(by_tunables, log_residuals=(0.05, -0.05, 0.0))
+    assert by_tunables.loo_error == pytest.approx(0.0, abs=1e-9)
+    assert tunables_earned(by_tunables, level, evidence=0.02)
+    assert not tunables_earned(by_tunables, level, evidence=0.05)
+    assert not tunables_earned(level, level)

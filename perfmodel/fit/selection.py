@@ -264,7 +264,7 @@ from .timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_
 __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidence_of", "plausible",
            "readings",
            "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS", "LEVELED", "level_candidate",
-           "levels_on", "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level",
+           "levels_on", "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level", "tunables_earned",
            "ModelCandidate", "candidate_grid", "variant_candidate", "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "contention_free_throughput",
@@ -320,7 +320,7 @@ TUNABLE_GRIDS: Mapping[str, tuple] = {
 #: their tunables), and the MVA, which answers async runs of 1-2 workers.
 LEVELED = {"sync": ("sync-ps", "sim-ps"), "async": ("async-mva", "async-fcfs", "async-convoy")}
 #: How :func:`select_model` calibrates them (``calibration=``).
-CALIBRATIONS = ("auto", "level", "tunables")
+CALIBRATIONS = ("auto", "level", "tunables", "earned")
 #: Least span of the runs' worker counts (largest over smallest) for
 #: ``calibration="auto"`` to fit the tunables: runs closer together (1 and 2 workers)
 #: show how much slower the job runs than the model, not how the step grows with K.
@@ -547,7 +547,20 @@ def calibrated_by_level(calibration: str, workers) -> bool:
         raise SpecError("calibration", f"expected one of {', '.join(CALIBRATIONS)}, "
                                        f"got {calibration!r}")
     return calibration == "level" or (
-        calibration == "auto" and max(workers) < SHAPE_SPAN * min(workers))
+        calibration in ("auto", "earned") and max(workers) < SHAPE_SPAN * min(workers))
+
+
+def tunables_earned(by_tunables: Calibrated, by_level: Calibrated,
+                    evidence: float = EVIDENCE) -> bool:
+    """Whether a candidate fitted by its tunables earns them over its level: its LOO
+    error beats the level's by more than ``evidence`` (``calibration="earned"``).
+
+    The tunables (a link efficiency and an update growth, or rho_T) are two
+    numbers where the level is one; on three runs both reproduce the runs
+    they are fitted on, and only the left-out run tells whether the growth
+    they fit is there.  A model with more freedom must earn it, as a FIFO
+    model must earn its place over a fair one (:func:`choose`)."""
+    return by_tunables.loo_error < by_level.loo_error - evidence
 
 
 def level_candidate(cand: ModelCandidate) -> ModelCandidate:
@@ -1385,7 +1398,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         only if some run saturated, which the runs do not say; the ``why``
         text says the readings went unused).  Leave-one-out errors are the
         models' own, before the cap.
-    calibration : {"auto", "level", "tunables"}
+    calibration : {"auto", "level", "tunables", "earned"}
         How the default candidates of :data:`LEVELED` (sync: eq. 7 and the
         simulator with fair sharing; async: the MVA) are calibrated on a
         loss-free link (``lossy=False``; async: on any link, :func:`levels_on`):
@@ -1395,7 +1408,10 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         level when the runs' worker counts span less than a factor
         :data:`SHAPE_SPAN` (1 and 2 workers: they fix a level, not how the
         step grows with the workers), else the tunables
-        (:func:`calibrated_by_level`).
+        (:func:`calibrated_by_level`); ``"earned"``: as ``"auto"``, but
+        beyond that span each is fitted both ways and keeps its tunables
+        only where their LOO error beats the level's by :data:`EVIDENCE`
+        (:func:`tunables_earned`; default candidates only).
 
     Returns
     -------
@@ -1438,10 +1454,20 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if spread is not None:
         cands = tuple(with_timeout_band(c, spread[0], timeout_band) for c in cands)
     scores, fitted = [], []
+    earn = (calibration == "earned" and not by_level and candidates is None
+            and levels_on(mode, lossy))
+    kept_tunables = []
     for cand in cands:
         valid, reason = validity(cand, mode, compute_cv, link_sharing, lockstep_cv)
         try:
             cal = calibrate_candidate(cand, profile, cluster, ms, level=level)
+            if earn and cand.name in LEVELED[mode]:
+                leveled = level_candidate(cand)
+                level_cal = calibrate_candidate(leveled, profile, cluster, ms, level=level)
+                if tunables_earned(cal, level_cal):
+                    kept_tunables.append(cand.name)
+                else:
+                    cand, cal = leveled, level_cal
             scores.append(Score(cand.name, cand.family, valid, reason, cal.loo_error,
                                 n_tunables=len(cand.grid),
                                 exact=(link_sharing or PRIOR_LINK) in cand.exact_links,
@@ -1456,13 +1482,20 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     by_its_level = fitted[pick] is not None and isinstance(fitted[pick].model, Leveled)
     if spread is not None and not by_its_level:   # a level fits no timeout probability
         why += timeout_why(*spread)
-    if by_its_level:
+    if by_its_level and earn:
+        why += (f"; calibrated by its level: every step {fitted[pick].model.slowdown:g} times "
+                f"the model's (its tunables did not beat the level's LOO error by "
+                f"{100 * EVIDENCE:.0f} points, so the runs do not show the growth they fit)")
+    elif by_its_level:
         counts = len(_runs(ms))
         why += (f"; calibrated by its level: every step {fitted[pick].model.slowdown:g} times "
                 f"the model's (runs at {counts} worker count{'s' if counts > 1 else ''} show "
                 f"how much slower the job runs, not how that grows with the workers"
                 + ("; on a link that may drop packets too, since an async worker's stall "
                    "holds back that worker alone)" if lossy is not False else ")"))
+    elif scores[pick].name in kept_tunables:
+        why += (f"; calibrated by its tunables, which beat its level's LOO error by more "
+                f"than {100 * EVIDENCE:.0f} points")
     ceiling = None
     if cpu_capacity is not None:
         if all(m.server_cpu is None for m in ms):
