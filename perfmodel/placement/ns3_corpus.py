@@ -152,6 +152,15 @@ before it was run (``--design probe7``; :data:`PROBE7_PATH`): the sixth
 probe's factors with the update rate a factor of its own (1, 5 or 25 GB/s),
 three async regimes to each sync one, at 1 to 16 workers, its draw seeded at
 2033.  Every regime is in the ``probe7`` split.
+
+Eighth probe
+------------
+The seventh probe's errors have been read too.  :data:`PROBE8` is a ninth
+held-out set, fixed and committed before it was run, to judge a rule on how
+runs spanning three times the workers or more calibrate the models (their
+level unless their tunables earn their place): the seventh probe's factors
+with as many sync regimes as async ones, at 1 to 16 workers, its draw seeded
+at 2034.  Every regime is in the ``probe8`` split.
 """
 
 from __future__ import annotations
@@ -179,9 +188,9 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
-           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "DESIGNS", "PROBE_PATH",
+           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "DESIGNS", "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
-           "PROBE7_PATH", "COMMITTED_SETS",
+           "PROBE7_PATH", "PROBE8_PATH", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
@@ -338,9 +347,17 @@ PROBE7 = Design(
     CORPUS_WORKERS, "v", split="probe7",
     summary="the seventh probe (every regime held out: the sixth probe's network, mostly "
             "async, with the update rate a factor)")
+#: The eighth probe: a ninth held-out set, fixed before it was run, of the seventh
+#: probe's network with as many sync regimes as async ones (module notes).  Its split is
+#: ``probe8``.
+PROBE8 = Design(
+    "probe8", dict(PROBE7.factors, mode=("sync", "async")), {}, 24, 2034,
+    CORPUS_WORKERS, "w", split="probe8",
+    summary="the eighth probe (every regime held out: the seventh probe's network, half "
+            "sync, half async)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
-                               PROBE7)}
+                               PROBE7, PROBE8)}
 #: The committed probe.
 PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
 #: The committed second probe.
@@ -355,6 +372,8 @@ PROBE5_PATH = CORPUS_PATH.with_name("ns3_probe5.csv")
 PROBE6_PATH = CORPUS_PATH.with_name("ns3_probe6.csv")
 #: The committed seventh probe.
 PROBE7_PATH = CORPUS_PATH.with_name("ns3_probe7.csv")
+#: The committed eighth probe.
+PROBE8_PATH = CORPUS_PATH.with_name("ns3_probe8.csv")
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
                   "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
