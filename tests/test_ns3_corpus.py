@@ -122,6 +122,17 @@ def test_the_seventh_probe_is_the_sixth_probes_network_mostly_async():
     assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE6)]   # a new draw
 
 
+def test_the_eighth_probe_is_the_seventh_probes_network_half_sync():
+    d = nc.design(spec=nc.PROBE8)
+    assert d == nc.design(spec=nc.PROBE8) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe8"} and {r["regime"][0] for r in d} == {"w"}
+    assert Counter(r["queue"] for r in d) == {"fair": 16, "fifo": 8}
+    assert Counter((r["mode"], r["n_ps"]) for r in d) == {
+        ("sync", 1): 6, ("sync", 2): 6, ("async", 1): 6, ("async", 2): 6}
+    assert Counter(r["update_rate"] for r in d) == {1e9: 8, 5e9: 8, 25e9: 8}
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE7)]   # a new draw
+
+
 @pytest.mark.parametrize("rate, expected", [(None, nc.UPDATE_RATE), (1e9, 1e9)])
 def test_a_regime_updates_at_its_own_rate_when_the_design_sets_one(rate, expected):
     regime = dict(nc.design(spec=nc.PROBE6)[0])
@@ -207,13 +218,14 @@ PROBE4_ROWS = nc.read_rows(nc.PROBE4_PATH)
 PROBE5_ROWS = nc.read_rows(nc.PROBE5_PATH)
 PROBE6_ROWS = nc.read_rows(nc.PROBE6_PATH)
 PROBE7_ROWS = nc.read_rows(nc.PROBE7_PATH)
+PROBE8_ROWS = nc.read_rows(nc.PROBE8_PATH)
 SHIPPED = [(nc.CORPUS_PATH, ROWS, nc.CORPUS), (nc.LONG_CORPUS_PATH, LONG_ROWS, nc.CORPUS),
            (nc.PROBE_PATH, PROBE_ROWS, nc.PROBE), (nc.PROBE2_PATH, PROBE2_ROWS, nc.PROBE2),
            (nc.PROBE3_PATH, PROBE3_ROWS, nc.PROBE3), (nc.PROBE4_PATH, PROBE4_ROWS, nc.PROBE4),
            (nc.PROBE5_PATH, PROBE5_ROWS, nc.PROBE5), (nc.PROBE6_PATH, PROBE6_ROWS, nc.PROBE6),
-           (nc.PROBE7_PATH, PROBE7_ROWS, nc.PROBE7)]
+           (nc.PROBE7_PATH, PROBE7_ROWS, nc.PROBE7), (nc.PROBE8_PATH, PROBE8_ROWS, nc.PROBE8)]
 SHIPPED_IDS = ["corpus", "long-tail", "probe", "probe2", "probe3", "probe4", "probe5",
-               "probe6", "probe7"]
+               "probe6", "probe7", "probe8"]
 
 
 @pytest.mark.parametrize("path, shipped, spec", SHIPPED, ids=SHIPPED_IDS)
@@ -243,7 +255,8 @@ def test_shipped_corpus_rows_carry_the_design_and_every_worker_count(path, shipp
 
 
 @pytest.mark.parametrize("shipped", [ROWS, LONG_ROWS, PROBE_ROWS, PROBE2_ROWS, PROBE3_ROWS,
-                                     PROBE4_ROWS, PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS],
+                                     PROBE4_ROWS, PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS,
+                                     PROBE8_ROWS],
                          ids=SHIPPED_IDS)
 def test_shipped_corpus_respects_the_compute_and_nic_floors(shipped):
     # a worker never steps faster than its compute (mean factor 1) nor moves its model
@@ -282,10 +295,10 @@ def test_the_long_tail_corpus_differs_only_in_its_pareto_runs():
 
 
 @pytest.mark.parametrize("shipped", [PROBE_ROWS, PROBE2_ROWS, PROBE3_ROWS, PROBE4_ROWS,
-                                     PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS],
+                                     PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS, PROBE8_ROWS],
                          ids=["probe", "probe2", "probe3", "probe4", "probe5", "probe6",
-                              "probe7"])
+                              "probe7", "probe8"])
 def test_the_probes_are_loss_free_as_designed(shipped):
-    # deep buffers (fair-queued hosts, FIFO ones too in the third, sixth and seventh): no run
+    # deep buffers (fair-queued hosts, FIFO ones too in the third and from the sixth): no run
     # dropped a packet
     assert shipped and all(int(r["queue_drops"]) == 0 for r in shipped)
