@@ -41,13 +41,13 @@ def _add_selection_flags(p) -> None:
     p.add_argument("--link", choices=("fair", "fifo"),
                    help="with --measurements: how the server's link queue shares bandwidth, "
                         "when known (rules out the models of the other sharing)")
-    p.add_argument("--calibration", choices=("auto", "level", "tunables", "earned"),
+    p.add_argument("--calibration", choices=("auto", "level", "tunables"),
                    help="with --measurements on a loss-free link: fit the fair sync models' "
                         "level (one slowdown of every step), their link efficiency and "
-                        "update growth (tunables), or the level when the runs' worker counts "
-                        "span less than a factor 3, e.g. 1 and 2 (auto, the default); earned: "
-                        "as auto, but on a wider span the tunables only where their "
-                        "leave-one-out error beats the level's by 2 points")
+                        "update growth (tunables), or (auto, the default) the level when "
+                        "the runs' worker counts span less than a factor 3, e.g. 1 and 2, "
+                        "and on a wider span the tunables only where their leave-one-out "
+                        "error beats the level's by 2 points")
     p.add_argument("--cpu-capacity", type=float, metavar="CORES",
                    help="with --measurements carrying server_cpu and worker_cpu: cores a "
                         "server or worker may use; caps the chosen model at the runs' CPU "

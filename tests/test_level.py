@@ -162,26 +162,25 @@ def test_the_cli_fits_the_level_by_default_and_the_tunables_on_request(tmp_path,
     assert "--calibration: acts only with --measurements" in capsys.readouterr().err
 
 
-def test_earned_keeps_the_tunables_only_where_the_left_out_run_shows_their_growth():
-    """``calibration="earned"`` on runs spanning 1-6 workers: a slower link changes how
+def test_auto_keeps_the_tunables_only_where_the_left_out_run_shows_their_growth():
+    """``calibration="auto"`` on runs spanning 1-6 workers: a slower link changes how
     the step grows with K, which the level cannot follow, so the tunables beat its LOO
     error and stay; a job uniformly slower than the model has no growth to show, and
     the level answers (one number, the same LOO error within EVIDENCE)."""
     truth = SyncCoarse(sharing="ps")
     slow_link = CLUSTER.replace(link_efficiency=0.8)
-    shaped = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2, 6), slow_link),
-                          calibration="earned")
+    shaped = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2, 6), slow_link))
     assert not isinstance(shaped.chosen.model, Leveled)
     assert shaped.chosen.overrides["link_efficiency"] == pytest.approx(0.8)
     assert "calibrated by its tunables, which beat its level's LOO error" in shaped.chosen.why
-    uniform = select_model(PROFILE, CLUSTER, _runs(Leveled(truth, 1.2), (1, 2, 6)),
-                           calibration="earned")
+    uniform = select_model(PROFILE, CLUSTER, _runs(Leveled(truth, 1.2), (1, 2, 6)))
     assert isinstance(uniform.chosen.model, Leveled)
     assert uniform.chosen.model.slowdown == pytest.approx(1.2)
     assert "its tunables did not beat the level's LOO error" in uniform.chosen.why
-    # runs of 1-2 workers: the level, as with "auto"
-    few = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2), slow_link), calibration="earned")
-    assert isinstance(few.chosen.model, Leveled)
+    # forced, the tunables answer whatever their LOO error
+    forced = select_model(PROFILE, CLUSTER, _runs(Leveled(truth, 1.2), (1, 2, 6)),
+                          calibration="tunables")
+    assert not isinstance(forced.chosen.model, Leveled)
 
 
 def test_tunables_earn_their_place_by_more_than_the_evidence_margin():

@@ -115,14 +115,16 @@ def test_interval_covers_held_out_truth_at_about_nominal_rate(profile, cluster):
 
 @pytest.mark.parametrize("sharing", ["ps", "fcfs"])
 def test_the_generating_sync_model_is_chosen(profile, cluster, sharing):
+    # a link slow enough that its growth with K shows beyond the level's LOO error by
+    # EVIDENCE (at 0.9 the level reproduces these runs within 2 points and answers)
     rng = np.random.default_rng(7)
-    truth = cluster.replace(link_efficiency=0.9)
+    truth = cluster.replace(link_efficiency=0.8)
     train = measured(SyncCoarse(sharing), profile, truth, range(1, 7), noise=0.005, rng=rng)
     sel = select_model(profile, cluster, train)
     assert sel.chosen.name == f"sync-{sharing}" or (
         sel.chosen.name == "sync-hybrid"
         and sel.chosen.overrides["sharing_weight"] == (1.0 if sharing == "ps" else 0.0))
-    assert sel.chosen.overrides["link_efficiency"] == pytest.approx(0.9, abs=0.025)
+    assert sel.chosen.overrides["link_efficiency"] == pytest.approx(0.8, abs=0.025)
 
 
 @pytest.mark.parametrize("truth_name", ["async-mva", "async-lockstep"])

@@ -13,7 +13,9 @@ measured configurations of one job on one network, this module
   than a factor :data:`SHAPE_SPAN` in workers, the sync fair-sharing
   candidates and the async MVA by their level instead (one slowdown of every
   step, :mod:`perfmodel.fit.level`: such runs show how much slower the job
-  runs than the model, not how the gap grows with the workers);
+  runs than the model, not how the gap grows with the workers), and on a
+  wider span by their tunables only where these earn it
+  (:func:`tunables_earned`);
 * chooses among them (:func:`choose`): the candidates valid in the job's
   regime; among them those that agree with the prior (below) unless another
   beats them by :data:`EVIDENCE`; the lowest LOO error, and within
@@ -320,7 +322,7 @@ TUNABLE_GRIDS: Mapping[str, tuple] = {
 #: their tunables), and the MVA, which answers async runs of 1-2 workers.
 LEVELED = {"sync": ("sync-ps", "sim-ps"), "async": ("async-mva", "async-fcfs", "async-convoy")}
 #: How :func:`select_model` calibrates them (``calibration=``).
-CALIBRATIONS = ("auto", "level", "tunables", "earned")
+CALIBRATIONS = ("auto", "level", "tunables")
 #: Least span of the runs' worker counts (largest over smallest) for
 #: ``calibration="auto"`` to fit the tunables: runs closer together (1 and 2 workers)
 #: show how much slower the job runs than the model, not how the step grows with K.
@@ -547,13 +549,14 @@ def calibrated_by_level(calibration: str, workers) -> bool:
         raise SpecError("calibration", f"expected one of {', '.join(CALIBRATIONS)}, "
                                        f"got {calibration!r}")
     return calibration == "level" or (
-        calibration in ("auto", "earned") and max(workers) < SHAPE_SPAN * min(workers))
+        calibration == "auto" and max(workers) < SHAPE_SPAN * min(workers))
 
 
 def tunables_earned(by_tunables: Calibrated, by_level: Calibrated,
                     evidence: float = EVIDENCE) -> bool:
     """Whether a candidate fitted by its tunables earns them over its level: its LOO
-    error beats the level's by more than ``evidence`` (``calibration="earned"``).
+    error beats the level's by more than ``evidence`` (``calibration="auto"`` on runs
+    spanning :data:`SHAPE_SPAN` or more).
 
     The tunables (a link efficiency and an update growth, or rho_T) are two
     numbers where the level is one; on three runs both reproduce the runs
@@ -1398,7 +1401,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         only if some run saturated, which the runs do not say; the ``why``
         text says the readings went unused).  Leave-one-out errors are the
         models' own, before the cap.
-    calibration : {"auto", "level", "tunables", "earned"}
+    calibration : {"auto", "level", "tunables"}
         How the default candidates of :data:`LEVELED` (sync: eq. 7 and the
         simulator with fair sharing; async: the MVA) are calibrated on a
         loss-free link (``lossy=False``; async: on any link, :func:`levels_on`):
@@ -1407,11 +1410,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         growth for eq. 7 and rho_T for the MVA); ``"auto"`` (default): the
         level when the runs' worker counts span less than a factor
         :data:`SHAPE_SPAN` (1 and 2 workers: they fix a level, not how the
-        step grows with the workers), else the tunables
-        (:func:`calibrated_by_level`); ``"earned"``: as ``"auto"``, but
-        beyond that span each is fitted both ways and keeps its tunables
-        only where their LOO error beats the level's by :data:`EVIDENCE`
-        (:func:`tunables_earned`; default candidates only).
+        step grows with the workers, :func:`calibrated_by_level`); on a
+        wider span each is fitted both ways and keeps its tunables only
+        where their LOO error beats the level's by :data:`EVIDENCE`
+        (:func:`tunables_earned`: the growth they fit must show in the
+        left-out run; default candidates only).
 
     Returns
     -------
@@ -1454,7 +1457,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if spread is not None:
         cands = tuple(with_timeout_band(c, spread[0], timeout_band) for c in cands)
     scores, fitted = [], []
-    earn = (calibration == "earned" and not by_level and candidates is None
+    earn = (calibration == "auto" and not by_level and candidates is None
             and levels_on(mode, lossy))
     kept_tunables = []
     for cand in cands:
