@@ -256,7 +256,7 @@ from ..measurements import measured_cluster, measured_profile
 from ..operational import fit_utilization_ceiling
 from ..registry import FAMILIES, ModelEntry, Variant
 from ..result import Estimate
-from ..sim.model import BlockTrace, ProfiledTrace
+from ..sim.model import BlockTrace, ProfiledTrace, TraceSim
 from ..sim.trace import Trace
 from ..specs import Cluster, Config, Profile
 from .grid import error_objective, fit_tunables, predict_measurements
@@ -267,6 +267,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "readings",
            "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS", "LEVELED", "level_candidate",
            "levels_on", "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level", "tunables_earned",
+           "SPACED_SPACING", "SPACED_LEVEL", "SPACED_STEPS", "SPACED_WARMUP", "update_spacing",
+           "spaced_candidate", "spaced_choice",
            "ModelCandidate", "candidate_grid", "variant_candidate", "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "contention_free_throughput",
@@ -564,6 +566,36 @@ def tunables_earned(by_tunables: Calibrated, by_level: Calibrated,
     they fit is there.  A model with more freedom must earn it, as a FIFO
     model must earn its place over a fair one (:func:`choose`)."""
     return by_tunables.loo_error < by_level.loo_error - evidence
+
+
+#: Update spacing ``T_S B / M`` from which the spaced rule answers async runs of 1-2
+#: workers with the simulator (``select_model(spaced=True)``, :func:`spaced_choice`).
+SPACED_SPACING = 0.5
+#: Largest ``|log slowdown|`` of the simulator fitted by its level on those runs for it
+#: to answer: it must reproduce them unaided (within about 5%).
+SPACED_LEVEL = 0.05
+#: Steps per worker (warm-up included) and warm-up of the spaced simulator: long enough
+#: for the update spacing to stagger the workers from their common start.
+SPACED_STEPS, SPACED_WARMUP = 200, 20
+
+
+def update_spacing(profile: Profile, cluster: Cluster) -> float:
+    """``T_S B / M``: how long a server's update of one gradient takes beside one
+    model's transfer over one link (the same with P servers, each moving and applying
+    ``M / P``)."""
+    return profile.t_update * cluster.nic_bandwidth / profile.model_bytes
+
+
+def spaced_candidate(compute_cv: float, overlap: bool) -> ModelCandidate:
+    """The trace-driven simulator that replays the staggered schedule: fair links
+    (processor sharing keeps transfers that start apart just as far apart), one update
+    CPU per server applying gradients first come first served (it spaces workers that
+    arrive together), the job's own compute jitter and a steady-state horizon;
+    calibrated by its level."""
+    sim = TraceSim(sharing="ps", server_cpu="fcfs", jitter=compute_cv, steps=SPACED_STEPS,
+                   warmup=SPACED_WARMUP, overlap=overlap, seed=1)
+    return level_candidate(ModelCandidate("sim-spaced", "simulation", sim, modes=("async",),
+                                          lockstep=False, links=("fair",)))
 
 
 def level_candidate(cand: ModelCandidate) -> ModelCandidate:
@@ -1328,6 +1360,47 @@ class Selection:
         return "\n".join(lines)
 
 
+def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measurements, *,
+                  compute_cv: float, overlap: bool, level: float = 0.9) -> Calibrated:
+    """``chosen`` (the MVA from async runs of 1-2 workers), or the simulator of
+    :func:`spaced_candidate` where the update spacing staggers the workers.
+
+    A server applies gradients one at a time, so workers that reach it together
+    leave it ``T_S / P`` apart, and fair links keep transfers that start apart
+    just as far apart: with updates at least :data:`SPACED_SPACING` of a
+    transfer, the workers settle into a staggered schedule that queues less
+    than the MVA's independent workers and reaches the bottleneck's speed
+    sharply at the saturation point.  The simulator replays that schedule; it
+    answers only where it reproduces the runs unaided (its level within
+    :data:`SPACED_LEVEL`), since a model the runs must correct by more has
+    missed something that need not scale as its correction.  ``chosen`` and
+    its alternatives stay in the interval."""
+    spacing = update_spacing(profile, cluster)
+    if spacing < SPACED_SPACING:
+        return chosen
+    try:
+        cal = calibrate_candidate(spaced_candidate(compute_cv, overlap), profile, cluster,
+                                  measurements, level=level)
+    except (PerfModelError, Infeasible):
+        return chosen
+    slowdown = cal.model.slowdown
+    if abs(math.log(slowdown)) >= SPACED_LEVEL:
+        return dataclasses.replace(chosen, why=chosen.why + (
+            f"; the update spacing {spacing:.2f} staggers the workers, but the simulator "
+            f"that replays it needs a slowdown of {slowdown:g} to fit the runs, so it does "
+            f"not answer"))
+    why = (f"{cal.name} (simulation): the update spacing T_S B / M = {spacing:.2f} >= "
+           f"{SPACED_SPACING:g} staggers the async workers (the server applies one gradient "
+           f"at a time and fair links keep the gaps), which the simulator replays and the "
+           f"MVA's independent workers do not; it reproduces the runs unaided (slowdown "
+           f"{slowdown:g}); in place of {chosen.why}")
+    return dataclasses.replace(
+        cal, why=why, extrapolation=chosen.extrapolation, mode=chosen.mode,
+        reach_contention_free=chosen.reach_contention_free, queueing_runs=chosen.queueing_runs,
+        incast=chosen.incast, ceiling=chosen.ceiling,
+        alternatives=(dataclasses.replace(chosen, alternatives=()), *chosen.alternatives))
+
+
 def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  candidates: Sequence[ModelCandidate] | None = None, mode: str | None = None,
                  overlap: bool = False, compute_cv: float | None = None,
@@ -1335,7 +1408,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  level: float = 0.9, tolerance: float = 0.01,
                  extrapolation: str = "growth", lossy: bool | None = False,
                  timeout_band: float = TIMEOUT_BAND, simulate: bool = False,
-                 cpu_capacity: float | None = None, calibration: str = "auto") -> Selection:
+                 cpu_capacity: float | None = None, calibration: str = "auto",
+                 spaced: bool = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1415,6 +1489,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         where their LOO error beats the level's by :data:`EVIDENCE`
         (:func:`tunables_earned`: the growth they fit must show in the
         left-out run; default candidates only).
+    spaced : bool
+        For an async job whose runs are all under
+        :data:`ASYNC_EVIDENCE_WORKERS` workers: where the update spacing is at
+        least :data:`SPACED_SPACING` and the simulator of
+        :func:`spaced_candidate` reproduces the runs within
+        :data:`SPACED_LEVEL` unaided, it answers instead, the choice kept in
+        the interval (:func:`spaced_choice`).
 
     Returns
     -------
@@ -1550,6 +1631,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                                  mode=mode, reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,
                                  ceiling=ceiling, alternatives=alternatives)
+    if spaced and mode == "async" and math.isinf(evidence):
+        chosen = spaced_choice(chosen, profile, cluster, ms, compute_cv=compute_cv or 0.0,
+                               overlap=overlap, level=level)
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,
                      None if suggestion is None else suggestion[0])

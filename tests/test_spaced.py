@@ -1,0 +1,76 @@
+"""The spaced rule of ``select_model(spaced=True)``: async runs of 1-2 workers answered by
+the simulator that replays the staggered schedule, where the update spacing makes one
+and the simulator reproduces the runs unaided."""
+
+import math
+
+import pytest
+
+from perfmodel.fit.level import Leveled
+from perfmodel.fit.selection import (
+    SPACED_LEVEL,
+    SPACED_SPACING,
+    select_model,
+    spaced_candidate,
+    spaced_choice,
+    update_spacing,
+)
+from perfmodel.measurements import Measurement
+from perfmodel.specs import Cluster, Config, Profile
+
+# M / B = 0.08 s; T_S = 0.06 s: spacing 0.75, above the rule's 0.5
+PROFILE = Profile(model_bytes=100e6, t_forward=0.03, t_backward=0.06, t_update=0.06,
+                  batch_size=32)
+CLUSTER = Cluster(machines=32, nic_bandwidth="10Gbps", compute_cv=0.0)
+
+
+def _runs(model, workers, profile=PROFILE):
+    return [Measurement(k, 1, CLUSTER.nic_bandwidth,
+                        model.estimate(profile, CLUSTER, Config(n_replicas=k, mode="async"))
+                        .throughput, profile.batch_size, "async") for k in workers]
+
+
+def test_update_spacing_by_hand():
+    assert update_spacing(PROFILE, CLUSTER) == pytest.approx(0.06 * 1.25e9 / 100e6)
+    assert update_spacing(PROFILE.replace(t_update=0.008), CLUSTER) == pytest.approx(0.1)
+    assert SPACED_SPACING == 0.5 and SPACED_LEVEL == 0.05
+
+
+def test_the_simulator_answers_where_the_spacing_staggers_and_it_fits_unaided():
+    truth = spaced_candidate(0.0, False).model.model   # the simulator itself, unscaled
+    sel = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2)), mode="async", spaced=True)
+    chosen = sel.chosen
+    assert chosen.name == "sim-spaced" and isinstance(chosen.model, Leveled)
+    assert chosen.model.slowdown == pytest.approx(1.0, abs=0.011)
+    assert "update spacing T_S B / M = 0.75 >= 0.5" in chosen.why
+    plain = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2)), mode="async")
+    assert chosen.alternatives[0].name == plain.chosen.name == "async-mva"
+    # beyond the knee the staggered workers are faster than independent ones, and the
+    # interval spans both
+    config = Config(n_replicas=6, mode="async")
+    est, mva = chosen.estimate(PROFILE, CLUSTER, config), plain.chosen.estimate(
+        PROFILE, CLUSTER, config)
+    assert est.throughput > mva.throughput
+    low, high = est.throughput_interval
+    assert low <= mva.throughput <= high and low <= est.throughput <= high
+
+
+def test_it_declines_where_the_runs_need_a_correction_or_the_updates_are_short():
+    truth = Leveled(spaced_candidate(0.0, False).model.model, 1.3)   # 30% slower than it
+    runs = _runs(truth, (1, 2))
+    sel = select_model(PROFILE, CLUSTER, runs, mode="async", spaced=True)
+    assert sel.chosen.name == "async-mva" and "needs a slowdown of 1.3" in sel.chosen.why
+    short = PROFILE.replace(t_update=0.008)   # spacing 0.1: the rule does not look
+    plain = select_model(short, CLUSTER, _runs(truth, (1, 2), short), mode="async")
+    ruled = select_model(short, CLUSTER, _runs(truth, (1, 2), short), mode="async",
+                         spaced=True)
+    assert ruled.chosen.name == plain.chosen.name and ruled.chosen.why == plain.chosen.why
+    assert spaced_choice(plain.chosen, short, CLUSTER, runs, compute_cv=0.0,
+                         overlap=False) is plain.chosen
+
+
+def test_a_run_of_three_workers_or_more_is_evidence_the_rule_leaves_to_the_runs():
+    truth = spaced_candidate(0.0, False).model.model
+    sel = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2, 4)), mode="async", spaced=True)
+    assert sel.chosen.name != "sim-spaced"
+    assert not math.isnan(sel.chosen.loo_error)
