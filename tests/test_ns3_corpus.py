@@ -133,6 +133,15 @@ def test_the_eighth_probe_is_the_seventh_probes_network_half_sync():
     assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE7)]   # a new draw
 
 
+def test_the_ninth_probe_is_the_seventh_probes_network_with_slower_updates():
+    d = nc.design(spec=nc.PROBE9)
+    assert d == nc.design(spec=nc.PROBE9) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe9"} and {r["regime"][0] for r in d} == {"x"}
+    assert Counter(r["mode"] for r in d) == {"async": 18, "sync": 6}
+    assert Counter(r["update_rate"] for r in d) == {1e9: 8, 2.5e9: 8, 5e9: 8}
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE7)]   # a new draw
+
+
 @pytest.mark.parametrize("rate, expected", [(None, nc.UPDATE_RATE), (1e9, 1e9)])
 def test_a_regime_updates_at_its_own_rate_when_the_design_sets_one(rate, expected):
     regime = dict(nc.design(spec=nc.PROBE6)[0])

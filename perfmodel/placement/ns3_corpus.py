@@ -161,6 +161,17 @@ runs spanning three times the workers or more calibrate the models (their
 level unless their tunables earn their place): the seventh probe's factors
 with as many sync regimes as async ones, at 1 to 16 workers, its draw seeded
 at 2034.  Every regime is in the ``probe8`` split.
+
+Ninth probe
+-----------
+The eighth probe's errors have been read too.  :data:`PROBE9` is a tenth
+held-out set, fixed and committed before it was run, to judge a rule on async
+runs of 1-2 workers where the server's updates stagger the workers (the update
+spacing, the update time over one model's transfer time, at least a half):
+the seventh probe's factors with the update rate drawn from 1, 2.5 or 5 GB/s
+(spacings of 0.025 to 3.1 over the three link speeds, five of the nine pairs
+at a half or more), three async regimes to each sync one, at 1 to 16 workers,
+its draw seeded at 2035.  Every regime is in the ``probe9`` split.
 """
 
 from __future__ import annotations
@@ -188,9 +199,9 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
-           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "DESIGNS", "PROBE_PATH",
+           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9", "DESIGNS", "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
-           "PROBE7_PATH", "PROBE8_PATH", "COMMITTED_SETS",
+           "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
@@ -355,9 +366,16 @@ PROBE8 = Design(
     CORPUS_WORKERS, "w", split="probe8",
     summary="the eighth probe (every regime held out: the seventh probe's network, half "
             "sync, half async)")
+#: The ninth probe: a tenth held-out set, fixed before it was run, of the seventh probe's
+#: network with slower updates, mostly async (module notes).  Its split is ``probe9``.
+PROBE9 = Design(
+    "probe9", dict(PROBE7.factors, update_rate=(1e9, 2.5e9, 5e9)), {}, 24, 2035,
+    CORPUS_WORKERS, "x", split="probe9",
+    summary="the ninth probe (every regime held out: the seventh probe's network, mostly "
+            "async, with slower updates)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
-                               PROBE7, PROBE8)}
+                               PROBE7, PROBE8, PROBE9)}
 #: The committed probe.
 PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
 #: The committed second probe.
@@ -374,6 +392,8 @@ PROBE6_PATH = CORPUS_PATH.with_name("ns3_probe6.csv")
 PROBE7_PATH = CORPUS_PATH.with_name("ns3_probe7.csv")
 #: The committed eighth probe.
 PROBE8_PATH = CORPUS_PATH.with_name("ns3_probe8.csv")
+#: The committed ninth probe.
+PROBE9_PATH = CORPUS_PATH.with_name("ns3_probe9.csv")
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
                   "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
