@@ -1409,7 +1409,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  extrapolation: str = "growth", lossy: bool | None = False,
                  timeout_band: float = TIMEOUT_BAND, simulate: bool = False,
                  cpu_capacity: float | None = None, calibration: str = "auto",
-                 spaced: bool = False) -> Selection:
+                 spaced: bool = True) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1491,11 +1491,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         left-out run; default candidates only).
     spaced : bool
         For an async job whose runs are all under
-        :data:`ASYNC_EVIDENCE_WORKERS` workers: where the update spacing is at
-        least :data:`SPACED_SPACING` and the simulator of
-        :func:`spaced_candidate` reproduces the runs within
+        :data:`ASYNC_EVIDENCE_WORKERS` workers (default True): where the
+        update spacing is at least :data:`SPACED_SPACING` and the simulator
+        of :func:`spaced_candidate` reproduces the runs within
         :data:`SPACED_LEVEL` unaided, it answers instead, the choice kept in
-        the interval (:func:`spaced_choice`).
+        the interval (:func:`spaced_choice`).  False: the choice alone.
 
     Returns
     -------

@@ -676,7 +676,9 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         if not scores:
             continue
         # as select_model: async runs too small to show how the workers pass the link
-        # cannot favour a reading of the MVA (the other candidates agree with the prior here)
+        # cannot favour a reading of the MVA (the other candidates agree with the prior here);
+        # its spaced rule never acts on this data (update spacing 0.025 and 0.25 < 0.5,
+        # tests/test_spaced.py)
         pick, why = choose(scores, evidence=evidence_of(first.mode, train))
         cal, pred = fitted[pick]
         if spread is not None and not isinstance(cal.model, Leveled):   # as select_model
