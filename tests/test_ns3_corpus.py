@@ -111,35 +111,28 @@ def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE5)]   # a new draw
 
 
-def test_the_seventh_probe_is_the_sixth_probes_network_mostly_async():
-    d = nc.design(spec=nc.PROBE7)
-    assert d == nc.design(spec=nc.PROBE7) and len(d) == 24
-    assert {r["split"] for r in d} == {"probe7"} and {r["regime"][0] for r in d} == {"v"}
-    assert Counter(r["queue"] for r in d) == {"fair": 16, "fifo": 8}
-    assert Counter(r["n_ps"] for r in d) == {1: 12, 2: 12}
-    assert Counter(r["mode"] for r in d) == {"async": 18, "sync": 6}
-    assert Counter(r["update_rate"] for r in d) == {1e9: 8, 5e9: 8, 25e9: 8}
-    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE6)]   # a new draw
-
-
-def test_the_eighth_probe_is_the_seventh_probes_network_half_sync():
-    d = nc.design(spec=nc.PROBE8)
-    assert d == nc.design(spec=nc.PROBE8) and len(d) == 24
-    assert {r["split"] for r in d} == {"probe8"} and {r["regime"][0] for r in d} == {"w"}
-    assert Counter(r["queue"] for r in d) == {"fair": 16, "fifo": 8}
-    assert Counter((r["mode"], r["n_ps"]) for r in d) == {
-        ("sync", 1): 6, ("sync", 2): 6, ("async", 1): 6, ("async", 2): 6}
-    assert Counter(r["update_rate"] for r in d) == {1e9: 8, 5e9: 8, 25e9: 8}
-    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE7)]   # a new draw
-
-
-def test_the_ninth_probe_is_the_seventh_probes_network_with_slower_updates():
-    d = nc.design(spec=nc.PROBE9)
-    assert d == nc.design(spec=nc.PROBE9) and len(d) == 24
-    assert {r["split"] for r in d} == {"probe9"} and {r["regime"][0] for r in d} == {"x"}
-    assert Counter(r["mode"] for r in d) == {"async": 18, "sync": 6}
-    assert Counter(r["update_rate"] for r in d) == {1e9: 8, 2.5e9: 8, 5e9: 8}
-    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE7)]   # a new draw
+@pytest.mark.parametrize("spec, previous, prefix, counts", [
+    (nc.PROBE7, nc.PROBE6, "v", {"queue": {"fair": 16, "fifo": 8}, "n_ps": {1: 12, 2: 12},
+                                 "mode": {"async": 18, "sync": 6},
+                                 "update_rate": {1e9: 8, 5e9: 8, 25e9: 8}}),
+    (nc.PROBE8, nc.PROBE7, "w", {"queue": {"fair": 16, "fifo": 8},
+                                 ("mode", "n_ps"): {("sync", 1): 6, ("sync", 2): 6,
+                                                ("async", 1): 6, ("async", 2): 6},
+                                 "update_rate": {1e9: 8, 5e9: 8, 25e9: 8}}),
+    (nc.PROBE9, nc.PROBE7, "x", {"mode": {"async": 18, "sync": 6},
+                                 "update_rate": {1e9: 8, 2.5e9: 8, 5e9: 8}}),
+], ids=["probe7", "probe8", "probe9"])
+def test_the_update_rate_probes_draw_their_own_balanced_designs(spec, previous, prefix, counts):
+    # the seventh probe: the sixth's network mostly async with the update rate a factor; the
+    # eighth: the seventh's half sync; the ninth: the seventh's with slower updates
+    d = nc.design(spec=spec)
+    assert d == nc.design(spec=spec) and len(d) == 24
+    assert {r["split"] for r in d} == {spec.name} and {r["regime"][0] for r in d} == {prefix}
+    for names, expected in counts.items():   # one factor, or a tuple of them
+        values = [tuple(r[n] for n in names) if isinstance(names, tuple) else r[names]
+                  for r in d]
+        assert Counter(values) == expected, names
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=previous)]   # a new draw
 
 
 @pytest.mark.parametrize("rate, expected", [(None, nc.UPDATE_RATE), (1e9, 1e9)])
