@@ -28,7 +28,7 @@ factor          levels
 
 A server applies gradients at :data:`UPDATE_RATE` (our choice: the update of
 a 100 MB model takes 20 ms), split over the servers, unless the design has an
-``update_rate`` factor (bytes/s; the seventh probe's).
+``update_rate`` factor (bytes/s; the seventh to ninth probes').
 
 Design
 ------
