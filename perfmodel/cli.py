@@ -304,11 +304,12 @@ def build_parser() -> argparse.ArgumentParser:
                                     "servers; probe5: 24 on one or two; probe6: 24 on one "
                                     "or two, a third on FIFO hosts; probe7: the same, mostly "
                                     "async, with the update rate a factor; probe8: the same, "
-                                    "half sync; probe9: the seventh's with slower updates) or "
-                                    "a corpus CSV (default: the corpus and the nine probes)")
+                                    "half sync; probe9: the seventh's with slower updates; "
+                                    "probe10: the ninth's drawn again) or a corpus CSV "
+                                    "(default: the corpus and the ten probes)")
     v.add_argument("--split", action="append",
                    choices=("train", "test", "probe", "probe2", "probe3", "probe4", "probe5",
-                            "probe6", "probe7", "probe8", "probe9"),
+                            "probe6", "probe7", "probe8", "probe9", "probe10"),
                    help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "

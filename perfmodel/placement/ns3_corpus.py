@@ -172,6 +172,14 @@ the seventh probe's factors with the update rate drawn from 1, 2.5 or 5 GB/s
 (spacings of 0.025 to 3.1 over the three link speeds, five of the nine pairs
 at a half or more), three async regimes to each sync one, at 1 to 16 workers,
 its draw seeded at 2035.  Every regime is in the ``probe9`` split.
+
+Tenth probe
+-----------
+The ninth probe's errors have been read too.  :data:`PROBE10` is an eleventh
+held-out set, fixed and committed before it was run, to judge the same rule
+where the user also measures the run the selection suggests (three worker
+counts or more): the ninth probe's factors drawn again, its draw seeded at
+2036.  Every regime is in the ``probe10`` split.
 """
 
 from __future__ import annotations
@@ -199,9 +207,10 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
-           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9", "DESIGNS", "PROBE_PATH",
+           "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
+           "PROBE10", "DESIGNS", "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
-           "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "COMMITTED_SETS",
+           "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
@@ -373,9 +382,14 @@ PROBE9 = Design(
     CORPUS_WORKERS, "x", split="probe9",
     summary="the ninth probe (every regime held out: the seventh probe's network, mostly "
             "async, with slower updates)")
+#: The tenth probe: an eleventh held-out set, fixed before it was run, of the ninth
+#: probe's factors drawn again (module notes).  Its split is ``probe10``.
+PROBE10 = Design(
+    "probe10", PROBE9.factors, {}, 24, 2036, CORPUS_WORKERS, "y", split="probe10",
+    summary="the tenth probe (every regime held out: the ninth probe's factors drawn again)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
-                               PROBE7, PROBE8, PROBE9)}
+                               PROBE7, PROBE8, PROBE9, PROBE10)}
 #: The committed probe.
 PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
 #: The committed second probe.
@@ -394,14 +408,18 @@ PROBE7_PATH = CORPUS_PATH.with_name("ns3_probe7.csv")
 PROBE8_PATH = CORPUS_PATH.with_name("ns3_probe8.csv")
 #: The committed ninth probe.
 PROBE9_PATH = CORPUS_PATH.with_name("ns3_probe9.csv")
+#: The committed tenth probe.
+PROBE10_PATH = CORPUS_PATH.with_name("ns3_probe10.csv")
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
                   "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
                   "probe5": PROBE5_PATH, "probe6": PROBE6_PATH, "probe7": PROBE7_PATH,
-                  "probe8": PROBE8_PATH, "probe9": PROBE9_PATH}
+                  "probe8": PROBE8_PATH, "probe9": PROBE9_PATH,
+                  "probe10": PROBE10_PATH}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
 PROTOCOL_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH,
-                 PROBE5_PATH, PROBE6_PATH, PROBE7_PATH, PROBE8_PATH, PROBE9_PATH)
+                 PROBE5_PATH, PROBE6_PATH, PROBE7_PATH, PROBE8_PATH, PROBE9_PATH,
+                 PROBE10_PATH)
 
 
 def design(n: int | None = None, seed: int | None = None, *,
