@@ -121,10 +121,13 @@ def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
                                  "update_rate": {1e9: 8, 5e9: 8, 25e9: 8}}),
     (nc.PROBE9, nc.PROBE7, "x", {"mode": {"async": 18, "sync": 6},
                                  "update_rate": {1e9: 8, 2.5e9: 8, 5e9: 8}}),
-], ids=["probe7", "probe8", "probe9"])
+    (nc.PROBE10, nc.PROBE9, "y", {"mode": {"async": 18, "sync": 6},
+                                  "update_rate": {1e9: 8, 2.5e9: 8, 5e9: 8}}),
+], ids=["probe7", "probe8", "probe9", "probe10"])
 def test_the_update_rate_probes_draw_their_own_balanced_designs(spec, previous, prefix, counts):
     # the seventh probe: the sixth's network mostly async with the update rate a factor; the
-    # eighth: the seventh's half sync; the ninth: the seventh's with slower updates
+    # eighth: the seventh's half sync; the ninth: the seventh's with slower updates; the
+    # tenth: the ninth's drawn again
     d = nc.design(spec=spec)
     assert d == nc.design(spec=spec) and len(d) == 24
     assert {r["split"] for r in d} == {spec.name} and {r["regime"][0] for r in d} == {prefix}
@@ -222,14 +225,15 @@ PROBE6_ROWS = nc.read_rows(nc.PROBE6_PATH)
 PROBE7_ROWS = nc.read_rows(nc.PROBE7_PATH)
 PROBE8_ROWS = nc.read_rows(nc.PROBE8_PATH)
 PROBE9_ROWS = nc.read_rows(nc.PROBE9_PATH)
+PROBE10_ROWS = nc.read_rows(nc.PROBE10_PATH)
 SHIPPED = [(nc.CORPUS_PATH, ROWS, nc.CORPUS), (nc.LONG_CORPUS_PATH, LONG_ROWS, nc.CORPUS),
            (nc.PROBE_PATH, PROBE_ROWS, nc.PROBE), (nc.PROBE2_PATH, PROBE2_ROWS, nc.PROBE2),
            (nc.PROBE3_PATH, PROBE3_ROWS, nc.PROBE3), (nc.PROBE4_PATH, PROBE4_ROWS, nc.PROBE4),
            (nc.PROBE5_PATH, PROBE5_ROWS, nc.PROBE5), (nc.PROBE6_PATH, PROBE6_ROWS, nc.PROBE6),
            (nc.PROBE7_PATH, PROBE7_ROWS, nc.PROBE7), (nc.PROBE8_PATH, PROBE8_ROWS, nc.PROBE8),
-           (nc.PROBE9_PATH, PROBE9_ROWS, nc.PROBE9)]
+           (nc.PROBE9_PATH, PROBE9_ROWS, nc.PROBE9), (nc.PROBE10_PATH, PROBE10_ROWS, nc.PROBE10)]
 SHIPPED_IDS = ["corpus", "long-tail", "probe", "probe2", "probe3", "probe4", "probe5",
-               "probe6", "probe7", "probe8", "probe9"]
+               "probe6", "probe7", "probe8", "probe9", "probe10"]
 
 
 @pytest.mark.parametrize("path, shipped, spec", SHIPPED, ids=SHIPPED_IDS)
@@ -260,7 +264,7 @@ def test_shipped_corpus_rows_carry_the_design_and_every_worker_count(path, shipp
 
 @pytest.mark.parametrize("shipped", [ROWS, LONG_ROWS, PROBE_ROWS, PROBE2_ROWS, PROBE3_ROWS,
                                      PROBE4_ROWS, PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS,
-                                     PROBE8_ROWS, PROBE9_ROWS],
+                                     PROBE8_ROWS, PROBE9_ROWS, PROBE10_ROWS],
                          ids=SHIPPED_IDS)
 def test_shipped_corpus_respects_the_compute_and_nic_floors(shipped):
     # a worker never steps faster than its compute (mean factor 1) nor moves its model
@@ -300,9 +304,9 @@ def test_the_long_tail_corpus_differs_only_in_its_pareto_runs():
 
 @pytest.mark.parametrize("shipped", [PROBE_ROWS, PROBE2_ROWS, PROBE3_ROWS, PROBE4_ROWS,
                                      PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS, PROBE8_ROWS,
-                                     PROBE9_ROWS],
+                                     PROBE9_ROWS, PROBE10_ROWS],
                          ids=["probe", "probe2", "probe3", "probe4", "probe5", "probe6",
-                              "probe7", "probe8", "probe9"])
+                              "probe7", "probe8", "probe9", "probe10"])
 def test_the_probes_are_loss_free_as_designed(shipped):
     # deep buffers (fair-queued hosts, FIFO ones too in the third and from the sixth): no run
     # dropped a packet
