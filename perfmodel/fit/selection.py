@@ -568,8 +568,8 @@ def tunables_earned(by_tunables: Calibrated, by_level: Calibrated,
     return by_tunables.loo_error < by_level.loo_error - evidence
 
 
-#: Update spacing ``T_S B / M`` from which the spaced rule answers async runs of 1-2
-#: workers with the simulator (``select_model(spaced=True)``, :func:`spaced_choice`).
+#: Update spacing ``T_S B / M`` from which the spaced rule answers async runs with the
+#: simulator (``select_model(spaced=True)``, :func:`spaced_choice`).
 SPACED_SPACING = 0.5
 #: Largest ``|log slowdown|`` of the simulator fitted by its level on those runs for it
 #: to answer: it must reproduce them unaided (within about 5%).
@@ -1361,8 +1361,9 @@ class Selection:
 
 
 def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measurements, *,
-                  compute_cv: float, overlap: bool, level: float = 0.9) -> Calibrated:
-    """``chosen`` (the MVA from async runs of 1-2 workers), or the simulator of
+                  compute_cv: float, overlap: bool, level: float = 0.9,
+                  loo_bound: float | None = None) -> Calibrated:
+    """``chosen`` (the selection's async choice), or the simulator of
     :func:`spaced_candidate` where the update spacing staggers the workers.
 
     A server applies gradients one at a time, so workers that reach it together
@@ -1374,7 +1375,14 @@ def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measur
     answers only where it reproduces the runs unaided (its level within
     :data:`SPACED_LEVEL`), since a model the runs must correct by more has
     missed something that need not scale as its correction.  ``chosen`` and
-    its alternatives stay in the interval."""
+    its alternatives stay in the interval.
+
+    ``loo_bound`` is the largest LOO error it may have on the runs (None: no
+    bound).  Runs of 1-2 workers start together and cannot show how the
+    workers stagger, so the level alone decides there; runs of 3 or more
+    workers show the growth, and the simulator must fit it about as well as
+    ``chosen`` (:func:`select_model` passes ``chosen``'s LOO error plus
+    :data:`EVIDENCE`)."""
     spacing = update_spacing(profile, cluster)
     if spacing < SPACED_SPACING:
         return chosen
@@ -1384,6 +1392,11 @@ def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measur
     except (PerfModelError, Infeasible):
         return chosen
     slowdown = cal.model.slowdown
+    if loo_bound is not None and cal.loo_error > loo_bound:
+        return dataclasses.replace(chosen, why=chosen.why + (
+            f"; the update spacing {spacing:.2f} staggers the workers, but the simulator "
+            f"that replays it fits the runs worse (LOO error {100 * cal.loo_error:.1f}%), "
+            f"so it does not answer"))
     if abs(math.log(slowdown)) >= SPACED_LEVEL:
         return dataclasses.replace(chosen, why=chosen.why + (
             f"; the update spacing {spacing:.2f} staggers the workers, but the simulator "
@@ -1490,12 +1503,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         (:func:`tunables_earned`: the growth they fit must show in the
         left-out run; default candidates only).
     spaced : bool
-        For an async job whose runs are all under
-        :data:`ASYNC_EVIDENCE_WORKERS` workers (default True): where the
-        update spacing is at least :data:`SPACED_SPACING` and the simulator
-        of :func:`spaced_candidate` reproduces the runs within
+        For an async job (default True): where the update spacing is at
+        least :data:`SPACED_SPACING` and the simulator of
+        :func:`spaced_candidate` reproduces the runs within
         :data:`SPACED_LEVEL` unaided, it answers instead, the choice kept in
-        the interval (:func:`spaced_choice`).  False: the choice alone.
+        the interval (:func:`spaced_choice`); once a run has
+        :data:`ASYNC_EVIDENCE_WORKERS` workers or more, only if its LOO error
+        is also within :data:`EVIDENCE` of the choice's.  False: the choice
+        alone.
 
     Returns
     -------
@@ -1631,9 +1646,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                                  mode=mode, reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,
                                  ceiling=ceiling, alternatives=alternatives)
-    if spaced and mode == "async" and math.isinf(evidence):
+    if spaced and mode == "async":
         chosen = spaced_choice(chosen, profile, cluster, ms, compute_cv=compute_cv or 0.0,
-                               overlap=overlap, level=level)
+                               overlap=overlap, level=level,
+                               loo_bound=None if math.isinf(evidence)
+                               else scores[pick].loo_error + EVIDENCE)
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,
                      None if suggestion is None else suggestion[0])
