@@ -26,8 +26,9 @@ the probes' fair-queued network on up to four servers, the fifth (split
 seventh (split ``probe7``), the sixth's with the server's update rate a factor
 of its own, mostly async, the eighth (split ``probe8``), the seventh's
 with as many sync regimes as async ones, the ninth (split ``probe9``),
-the seventh's with slower updates, and the tenth (split ``probe10``), the
-ninth's drawn again.
+the seventh's with slower updates, the tenth (split ``probe10``), the
+ninth's drawn again, and the eleventh (split ``probe11``), the ninth's with
+every regime overlapping.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume

@@ -180,6 +180,15 @@ held-out set, fixed and committed before it was run, to judge the same rule
 where the user also measures the run the selection suggests (three worker
 counts or more): the ninth probe's factors drawn again, its draw seeded at
 2036.  Every regime is in the ``probe10`` split.
+
+Eleventh probe
+--------------
+The tenth probe's errors have been read too.  :data:`PROBE11` is a twelfth
+held-out set, fixed and committed before it was run, to judge a fix of the
+spaced simulator for jobs that overlap their transfers with the backward
+pass (it ran their profile as one block, which cannot overlap): the ninth
+probe's factors with every regime overlapping, its draw seeded at 2037.
+Every regime is in the ``probe11`` split.
 """
 
 from __future__ import annotations
@@ -208,9 +217,10 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
-           "PROBE10", "DESIGNS", "PROBE_PATH",
+           "PROBE10", "PROBE11", "DESIGNS", "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
-           "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "COMMITTED_SETS",
+           "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
+           "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
@@ -387,9 +397,16 @@ PROBE9 = Design(
 PROBE10 = Design(
     "probe10", PROBE9.factors, {}, 24, 2036, CORPUS_WORKERS, "y", split="probe10",
     summary="the tenth probe (every regime held out: the ninth probe's factors drawn again)")
+#: The eleventh probe: a twelfth held-out set, fixed before it was run, of the ninth
+#: probe's factors with every regime overlapping (module notes).  Its split is ``probe11``.
+PROBE11 = Design(
+    "probe11", dict(PROBE9.factors, overlap=(True,)), {}, 24, 2037, CORPUS_WORKERS, "z",
+    split="probe11",
+    summary="the eleventh probe (every regime held out: the ninth probe's factors, every "
+            "regime overlapping)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
-                               PROBE7, PROBE8, PROBE9, PROBE10)}
+                               PROBE7, PROBE8, PROBE9, PROBE10, PROBE11)}
 #: The committed probe.
 PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
 #: The committed second probe.
@@ -410,6 +427,8 @@ PROBE8_PATH = CORPUS_PATH.with_name("ns3_probe8.csv")
 PROBE9_PATH = CORPUS_PATH.with_name("ns3_probe9.csv")
 #: The committed tenth probe.
 PROBE10_PATH = CORPUS_PATH.with_name("ns3_probe10.csv")
+#: The committed eleventh probe.
+PROBE11_PATH = CORPUS_PATH.with_name("ns3_probe11.csv")
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
                   "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
