@@ -123,11 +123,13 @@ def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
                                  "update_rate": {1e9: 8, 2.5e9: 8, 5e9: 8}}),
     (nc.PROBE10, nc.PROBE9, "y", {"mode": {"async": 18, "sync": 6},
                                   "update_rate": {1e9: 8, 2.5e9: 8, 5e9: 8}}),
-], ids=["probe7", "probe8", "probe9", "probe10"])
+    (nc.PROBE11, nc.PROBE10, "z", {"mode": {"async": 18, "sync": 6}, "overlap": {True: 24},
+                                   "update_rate": {1e9: 8, 2.5e9: 8, 5e9: 8}}),
+], ids=["probe7", "probe8", "probe9", "probe10", "probe11"])
 def test_the_update_rate_probes_draw_their_own_balanced_designs(spec, previous, prefix, counts):
     # the seventh probe: the sixth's network mostly async with the update rate a factor; the
     # eighth: the seventh's half sync; the ninth: the seventh's with slower updates; the
-    # tenth: the ninth's drawn again
+    # tenth: the ninth's drawn again; the eleventh: the ninth's, every regime overlapping
     d = nc.design(spec=spec)
     assert d == nc.design(spec=spec) and len(d) == 24
     assert {r["split"] for r in d} == {spec.name} and {r["regime"][0] for r in d} == {prefix}
@@ -226,14 +228,16 @@ PROBE7_ROWS = nc.read_rows(nc.PROBE7_PATH)
 PROBE8_ROWS = nc.read_rows(nc.PROBE8_PATH)
 PROBE9_ROWS = nc.read_rows(nc.PROBE9_PATH)
 PROBE10_ROWS = nc.read_rows(nc.PROBE10_PATH)
+PROBE11_ROWS = nc.read_rows(nc.PROBE11_PATH)
 SHIPPED = [(nc.CORPUS_PATH, ROWS, nc.CORPUS), (nc.LONG_CORPUS_PATH, LONG_ROWS, nc.CORPUS),
            (nc.PROBE_PATH, PROBE_ROWS, nc.PROBE), (nc.PROBE2_PATH, PROBE2_ROWS, nc.PROBE2),
            (nc.PROBE3_PATH, PROBE3_ROWS, nc.PROBE3), (nc.PROBE4_PATH, PROBE4_ROWS, nc.PROBE4),
            (nc.PROBE5_PATH, PROBE5_ROWS, nc.PROBE5), (nc.PROBE6_PATH, PROBE6_ROWS, nc.PROBE6),
            (nc.PROBE7_PATH, PROBE7_ROWS, nc.PROBE7), (nc.PROBE8_PATH, PROBE8_ROWS, nc.PROBE8),
-           (nc.PROBE9_PATH, PROBE9_ROWS, nc.PROBE9), (nc.PROBE10_PATH, PROBE10_ROWS, nc.PROBE10)]
+           (nc.PROBE9_PATH, PROBE9_ROWS, nc.PROBE9), (nc.PROBE10_PATH, PROBE10_ROWS, nc.PROBE10),
+           (nc.PROBE11_PATH, PROBE11_ROWS, nc.PROBE11)]
 SHIPPED_IDS = ["corpus", "long-tail", "probe", "probe2", "probe3", "probe4", "probe5",
-               "probe6", "probe7", "probe8", "probe9", "probe10"]
+               "probe6", "probe7", "probe8", "probe9", "probe10", "probe11"]
 
 
 @pytest.mark.parametrize("path, shipped, spec", SHIPPED, ids=SHIPPED_IDS)
@@ -264,7 +268,7 @@ def test_shipped_corpus_rows_carry_the_design_and_every_worker_count(path, shipp
 
 @pytest.mark.parametrize("shipped", [ROWS, LONG_ROWS, PROBE_ROWS, PROBE2_ROWS, PROBE3_ROWS,
                                      PROBE4_ROWS, PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS,
-                                     PROBE8_ROWS, PROBE9_ROWS, PROBE10_ROWS],
+                                     PROBE8_ROWS, PROBE9_ROWS, PROBE10_ROWS, PROBE11_ROWS],
                          ids=SHIPPED_IDS)
 def test_shipped_corpus_respects_the_compute_and_nic_floors(shipped):
     # a worker never steps faster than its compute (mean factor 1) nor moves its model
@@ -304,9 +308,9 @@ def test_the_long_tail_corpus_differs_only_in_its_pareto_runs():
 
 @pytest.mark.parametrize("shipped", [PROBE_ROWS, PROBE2_ROWS, PROBE3_ROWS, PROBE4_ROWS,
                                      PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS, PROBE8_ROWS,
-                                     PROBE9_ROWS, PROBE10_ROWS],
+                                     PROBE9_ROWS, PROBE10_ROWS, PROBE11_ROWS],
                          ids=["probe", "probe2", "probe3", "probe4", "probe5", "probe6",
-                              "probe7", "probe8", "probe9", "probe10"])
+                              "probe7", "probe8", "probe9", "probe10", "probe11"])
 def test_the_probes_are_loss_free_as_designed(shipped):
     # deep buffers (fair-queued hosts, FIFO ones too in the third and from the sixth): no run
     # dropped a packet

@@ -434,11 +434,11 @@ COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe":
                   "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
                   "probe5": PROBE5_PATH, "probe6": PROBE6_PATH, "probe7": PROBE7_PATH,
                   "probe8": PROBE8_PATH, "probe9": PROBE9_PATH,
-                  "probe10": PROBE10_PATH}
+                  "probe10": PROBE10_PATH, "probe11": PROBE11_PATH}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
 PROTOCOL_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH,
                  PROBE5_PATH, PROBE6_PATH, PROBE7_PATH, PROBE8_PATH, PROBE9_PATH,
-                 PROBE10_PATH)
+                 PROBE10_PATH, PROBE11_PATH)
 
 
 def design(n: int | None = None, seed: int | None = None, *,
