@@ -41,6 +41,20 @@ def test_update_spacing_by_hand():
     assert SPACED_SPACING == 0.5 and SPACED_LEVEL == 0.05
 
 
+def test_an_overlapping_job_runs_on_four_layer_blocks_worked_by_hand():
+    # one worker, T_F 0.03, T_B 0.06, M / B 0.08, T_S 0.06.  One block: nothing overlaps,
+    # 0.09 + 0.08 + 0.06 + 0.08 = 0.31 s.  Four blocks (each T_F/4, T_B/4, M/4): the pull
+    # of block i ends at S + 0.02 i and its forward follows (the forward ends at
+    # S + 0.0875); each block's push (0.02) starts once its backward (0.015) is done and
+    # the link is free, the last ending at S + 0.1825; the whole update then takes 0.06,
+    # so the next pull starts at S + 0.2425
+    config = Config(n_replicas=1, mode="async")
+    serial = spaced_candidate(0.0, False).model.model.estimate(PROFILE, CLUSTER, config)
+    blocked = spaced_candidate(0.0, True).model.model.estimate(PROFILE, CLUSTER, config)
+    assert serial.step_time == pytest.approx(0.31, rel=1e-9)
+    assert blocked.step_time == pytest.approx(0.2425, rel=1e-9)
+
+
 def test_the_simulator_answers_where_the_spacing_staggers_and_it_fits_unaided():
     truth = spaced_candidate(0.0, False).model.model   # the simulator itself, unscaled
     sel = select_model(PROFILE, CLUSTER, _runs(truth, (1, 2)), mode="async", spaced=True)

@@ -586,16 +586,20 @@ def update_spacing(profile: Profile, cluster: Cluster) -> float:
     return profile.t_update * cluster.nic_bandwidth / profile.model_bytes
 
 
-def spaced_candidate(compute_cv: float, overlap: bool) -> ModelCandidate:
+def spaced_candidate(compute_cv: float, overlap: bool, blocks: int = 4) -> ModelCandidate:
     """The trace-driven simulator that replays the staggered schedule: fair links
     (processor sharing keeps transfers that start apart just as far apart), one update
     CPU per server applying gradients first come first served (it spaces workers that
     arrive together), the job's own compute jitter and a steady-state horizon;
-    calibrated by its level."""
+    calibrated by its level.  With ``overlap`` it runs the profile split into
+    ``blocks`` equal layer blocks (:class:`~perfmodel.sim.model.BlockTrace`), as the
+    other simulator candidates do: a profile of one block cannot push any gradient
+    before the whole backward pass ends."""
     sim = TraceSim(sharing="ps", server_cpu="fcfs", jitter=compute_cv, steps=SPACED_STEPS,
                    warmup=SPACED_WARMUP, overlap=overlap, seed=1)
-    return level_candidate(ModelCandidate("sim-spaced", "simulation", sim, modes=("async",),
-                                          lockstep=False, links=("fair",)))
+    model = BlockTrace(sim, blocks) if overlap else sim
+    return level_candidate(ModelCandidate("sim-spaced", "simulation", model,
+                                          modes=("async",), lockstep=False, links=("fair",)))
 
 
 def level_candidate(cand: ModelCandidate) -> ModelCandidate:
