@@ -269,7 +269,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "levels_on", "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level", "tunables_earned",
            "SPACED_SPACING", "SPACED_LEVEL", "SPACED_STEPS", "SPACED_WARMUP", "update_spacing",
            "spaced_candidate", "spaced_choice",
-           "ModelCandidate", "candidate_grid", "variant_candidate", "default_candidates",
+           "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
+           "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "contention_free_throughput",
            "incast_throughput",
@@ -408,6 +409,17 @@ def candidate_grid(variant: Variant, family: str, lossy: bool | None) -> dict:
     return {**grid, "timeout_probability": grids["timeout_probability"]}
 
 
+def simulated_on(model, overlap: bool, blocks: int = 4, trace: Trace | None = None):
+    """A trace-driven ``model`` as the selection runs it: on the user's per-layer
+    ``trace`` when there is one (:class:`ProfiledTrace`), else, with ``overlap``, on
+    the profile split into ``blocks`` equal layer blocks (:class:`BlockTrace`): a
+    profile of one block cannot push any gradient before the whole backward pass
+    ends."""
+    if trace is not None:
+        return ProfiledTrace(model, trace)
+    return BlockTrace(model, blocks) if overlap else model
+
+
 def variant_candidate(model_entry: ModelEntry, variant: Variant, mode: str, *,
                       overlap: bool = False, lossy: bool | None = False,
                       simulation: Mapping | None = None, blocks: int = 4,
@@ -423,11 +435,7 @@ def variant_candidate(model_entry: ModelEntry, variant: Variant, mode: str, *,
     cls = registry.model_class(model_entry.name)
     options = dict(variant.options)
     if model_entry.family == "simulation":
-        model = cls(**options, **dict(simulation or {}))
-        if trace is not None:
-            model = ProfiledTrace(model, trace)
-        elif overlap:
-            model = BlockTrace(model, blocks)
+        model = simulated_on(cls(**options, **dict(simulation or {})), overlap, blocks, trace)
     else:
         if "overlap" in {f.name for f in dataclasses.fields(cls)}:
             options.setdefault("overlap", overlap)
@@ -592,13 +600,12 @@ def spaced_candidate(compute_cv: float, overlap: bool, blocks: int = 4) -> Model
     CPU per server applying gradients first come first served (it spaces workers that
     arrive together), the job's own compute jitter and a steady-state horizon;
     calibrated by its level.  With ``overlap`` it runs the profile split into
-    ``blocks`` equal layer blocks (:class:`~perfmodel.sim.model.BlockTrace`), as the
-    other simulator candidates do: a profile of one block cannot push any gradient
-    before the whole backward pass ends."""
+    ``blocks`` equal layer blocks, as the other simulator candidates do
+    (:func:`simulated_on`)."""
     sim = TraceSim(sharing="ps", server_cpu="fcfs", jitter=compute_cv, steps=SPACED_STEPS,
                    warmup=SPACED_WARMUP, overlap=overlap, seed=1)
-    model = BlockTrace(sim, blocks) if overlap else sim
-    return level_candidate(ModelCandidate("sim-spaced", "simulation", model,
+    return level_candidate(ModelCandidate("sim-spaced", "simulation",
+                                          simulated_on(sim, overlap, blocks),
                                           modes=("async",), lockstep=False, links=("fair",)))
 
 
