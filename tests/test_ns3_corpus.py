@@ -218,26 +218,13 @@ def test_heavy_tail_steps_lengthen_only_the_pareto_regimes(monkeypatch):
 
 ROWS = nc.read_rows(nc.CORPUS_PATH)
 LONG_ROWS = nc.read_rows(nc.LONG_CORPUS_PATH)
-PROBE_ROWS = nc.read_rows(nc.PROBE_PATH)
-PROBE2_ROWS = nc.read_rows(nc.PROBE2_PATH)
-PROBE3_ROWS = nc.read_rows(nc.PROBE3_PATH)
-PROBE4_ROWS = nc.read_rows(nc.PROBE4_PATH)
-PROBE5_ROWS = nc.read_rows(nc.PROBE5_PATH)
-PROBE6_ROWS = nc.read_rows(nc.PROBE6_PATH)
-PROBE7_ROWS = nc.read_rows(nc.PROBE7_PATH)
-PROBE8_ROWS = nc.read_rows(nc.PROBE8_PATH)
-PROBE9_ROWS = nc.read_rows(nc.PROBE9_PATH)
-PROBE10_ROWS = nc.read_rows(nc.PROBE10_PATH)
-PROBE11_ROWS = nc.read_rows(nc.PROBE11_PATH)
-SHIPPED = [(nc.CORPUS_PATH, ROWS, nc.CORPUS), (nc.LONG_CORPUS_PATH, LONG_ROWS, nc.CORPUS),
-           (nc.PROBE_PATH, PROBE_ROWS, nc.PROBE), (nc.PROBE2_PATH, PROBE2_ROWS, nc.PROBE2),
-           (nc.PROBE3_PATH, PROBE3_ROWS, nc.PROBE3), (nc.PROBE4_PATH, PROBE4_ROWS, nc.PROBE4),
-           (nc.PROBE5_PATH, PROBE5_ROWS, nc.PROBE5), (nc.PROBE6_PATH, PROBE6_ROWS, nc.PROBE6),
-           (nc.PROBE7_PATH, PROBE7_ROWS, nc.PROBE7), (nc.PROBE8_PATH, PROBE8_ROWS, nc.PROBE8),
-           (nc.PROBE9_PATH, PROBE9_ROWS, nc.PROBE9), (nc.PROBE10_PATH, PROBE10_ROWS, nc.PROBE10),
-           (nc.PROBE11_PATH, PROBE11_ROWS, nc.PROBE11)]
-SHIPPED_IDS = ["corpus", "long-tail", "probe", "probe2", "probe3", "probe4", "probe5",
-               "probe6", "probe7", "probe8", "probe9", "probe10", "probe11"]
+# every committed set: its path, rows and design (the long-tail copy has the corpus's)
+SHIPPED_IDS = list(nc.COMMITTED_SETS)
+SHIPPED = [(path, ROWS if name == "corpus" else LONG_ROWS if name == "long-tail"
+            else nc.read_rows(path), nc.DESIGNS.get(name, nc.CORPUS))
+           for name, path in nc.COMMITTED_SETS.items()]
+PROBE_IDS = list(nc.PROBE_PATHS)
+PROBE_SETS = [rows for name, (_, rows, _) in zip(SHIPPED_IDS, SHIPPED) if name in PROBE_IDS]
 
 
 @pytest.mark.parametrize("path, shipped, spec", SHIPPED, ids=SHIPPED_IDS)
@@ -266,10 +253,7 @@ def test_shipped_corpus_rows_carry_the_design_and_every_worker_count(path, shipp
             assert float(row["t_update"]) == pytest.approx(nc._job(regime)[1], abs=1e-9)
 
 
-@pytest.mark.parametrize("shipped", [ROWS, LONG_ROWS, PROBE_ROWS, PROBE2_ROWS, PROBE3_ROWS,
-                                     PROBE4_ROWS, PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS,
-                                     PROBE8_ROWS, PROBE9_ROWS, PROBE10_ROWS, PROBE11_ROWS],
-                         ids=SHIPPED_IDS)
+@pytest.mark.parametrize("shipped", [rows for _, rows, _ in SHIPPED], ids=SHIPPED_IDS)
 def test_shipped_corpus_respects_the_compute_and_nic_floors(shipped):
     # a worker never steps faster than its compute (mean factor 1) nor moves its model
     # over its NIC faster than the line rate: throughput <= K b / max(T_C, M / B)
@@ -306,11 +290,7 @@ def test_the_long_tail_corpus_differs_only_in_its_pareto_runs():
             assert row["seed"] == other["seed"] and row["split"] == other["split"]
 
 
-@pytest.mark.parametrize("shipped", [PROBE_ROWS, PROBE2_ROWS, PROBE3_ROWS, PROBE4_ROWS,
-                                     PROBE5_ROWS, PROBE6_ROWS, PROBE7_ROWS, PROBE8_ROWS,
-                                     PROBE9_ROWS, PROBE10_ROWS, PROBE11_ROWS],
-                         ids=["probe", "probe2", "probe3", "probe4", "probe5", "probe6",
-                              "probe7", "probe8", "probe9", "probe10", "probe11"])
+@pytest.mark.parametrize("shipped", PROBE_SETS, ids=PROBE_IDS)
 def test_the_probes_are_loss_free_as_designed(shipped):
     # deep buffers (fair-queued hosts, FIFO ones too in the third and from the sixth): no run
     # dropped a packet

@@ -220,7 +220,7 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "PROBE10", "PROBE11", "DESIGNS", "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
-           "COMMITTED_SETS",
+           "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
            "STALLED_PREFIX", "read_stalled", "generate", "main"]
@@ -407,38 +407,35 @@ PROBE11 = Design(
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11)}
+#: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
+PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
+               for d in DESIGNS.values() if d.split}
 #: The committed probe.
-PROBE_PATH = CORPUS_PATH.with_name("ns3_probe.csv")
+PROBE_PATH = PROBE_PATHS["probe"]
 #: The committed second probe.
-PROBE2_PATH = CORPUS_PATH.with_name("ns3_probe2.csv")
+PROBE2_PATH = PROBE_PATHS["probe2"]
 #: The committed third probe.
-PROBE3_PATH = CORPUS_PATH.with_name("ns3_probe3.csv")
+PROBE3_PATH = PROBE_PATHS["probe3"]
 #: The committed fourth probe.
-PROBE4_PATH = CORPUS_PATH.with_name("ns3_probe4.csv")
+PROBE4_PATH = PROBE_PATHS["probe4"]
 #: The committed fifth probe.
-PROBE5_PATH = CORPUS_PATH.with_name("ns3_probe5.csv")
+PROBE5_PATH = PROBE_PATHS["probe5"]
 #: The committed sixth probe.
-PROBE6_PATH = CORPUS_PATH.with_name("ns3_probe6.csv")
+PROBE6_PATH = PROBE_PATHS["probe6"]
 #: The committed seventh probe.
-PROBE7_PATH = CORPUS_PATH.with_name("ns3_probe7.csv")
+PROBE7_PATH = PROBE_PATHS["probe7"]
 #: The committed eighth probe.
-PROBE8_PATH = CORPUS_PATH.with_name("ns3_probe8.csv")
+PROBE8_PATH = PROBE_PATHS["probe8"]
 #: The committed ninth probe.
-PROBE9_PATH = CORPUS_PATH.with_name("ns3_probe9.csv")
+PROBE9_PATH = PROBE_PATHS["probe9"]
 #: The committed tenth probe.
-PROBE10_PATH = CORPUS_PATH.with_name("ns3_probe10.csv")
+PROBE10_PATH = PROBE_PATHS["probe10"]
 #: The committed eleventh probe.
-PROBE11_PATH = CORPUS_PATH.with_name("ns3_probe11.csv")
+PROBE11_PATH = PROBE_PATHS["probe11"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
-COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, "probe": PROBE_PATH,
-                  "probe2": PROBE2_PATH, "probe3": PROBE3_PATH, "probe4": PROBE4_PATH,
-                  "probe5": PROBE5_PATH, "probe6": PROBE6_PATH, "probe7": PROBE7_PATH,
-                  "probe8": PROBE8_PATH, "probe9": PROBE9_PATH,
-                  "probe10": PROBE10_PATH, "probe11": PROBE11_PATH}
+COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
-PROTOCOL_SETS = (CORPUS_PATH, PROBE_PATH, PROBE2_PATH, PROBE3_PATH, PROBE4_PATH,
-                 PROBE5_PATH, PROBE6_PATH, PROBE7_PATH, PROBE8_PATH, PROBE9_PATH,
-                 PROBE10_PATH, PROBE11_PATH)
+PROTOCOL_SETS = (CORPUS_PATH, *PROBE_PATHS.values())
 
 
 def design(n: int | None = None, seed: int | None = None, *,
