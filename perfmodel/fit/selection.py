@@ -1403,16 +1403,14 @@ def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measur
     except (PerfModelError, Infeasible):
         return chosen
     slowdown = cal.model.slowdown
-    if loo_bound is not None and cal.loo_error > loo_bound:
+    miss = (f"fits the runs worse (LOO error {100 * cal.loo_error:.1f}%)"
+            if loo_bound is not None and cal.loo_error > loo_bound
+            else f"needs a slowdown of {slowdown:g} to fit the runs"
+            if abs(math.log(slowdown)) >= SPACED_LEVEL else None)
+    if miss is not None:
         return dataclasses.replace(chosen, why=chosen.why + (
             f"; the update spacing {spacing:.2f} staggers the workers, but the simulator "
-            f"that replays it fits the runs worse (LOO error {100 * cal.loo_error:.1f}%), "
-            f"so it does not answer"))
-    if abs(math.log(slowdown)) >= SPACED_LEVEL:
-        return dataclasses.replace(chosen, why=chosen.why + (
-            f"; the update spacing {spacing:.2f} staggers the workers, but the simulator "
-            f"that replays it needs a slowdown of {slowdown:g} to fit the runs, so it does "
-            f"not answer"))
+            f"that replays it {miss}, so it does not answer"))
     why = (f"{cal.name} (simulation): the update spacing T_S B / M = {spacing:.2f} >= "
            f"{SPACED_SPACING:g} staggers the async workers (the server applies one gradient "
            f"at a time and fair links keep the gaps), which the simulator replays and the "
