@@ -189,6 +189,15 @@ spaced simulator for jobs that overlap their transfers with the backward
 pass (it ran their profile as one block, which cannot overlap): the ninth
 probe's factors with every regime overlapping, its draw seeded at 2037.
 Every regime is in the ``probe11`` split.
+
+Twelfth probe
+-------------
+The eleventh probe's errors have been read too.  :data:`PROBE12` is a
+thirteenth held-out set, fixed and committed before it was run, to judge a
+rule on sync jobs whose 1-2 runs cannot tell the closed form from the
+simulator (the prediction between them): the fifth probe's fair-queued
+network on one or two servers, two sync regimes to each async one, its draw
+seeded at 2038.  Every regime is in the ``probe12`` split.
 """
 
 from __future__ import annotations
@@ -217,9 +226,10 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
-           "PROBE10", "PROBE11", "DESIGNS", "PROBE_PATH",
+           "PROBE10", "PROBE11", "PROBE12", "DESIGNS", "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
+           "PROBE12_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -404,9 +414,17 @@ PROBE11 = Design(
     split="probe11",
     summary="the eleventh probe (every regime held out: the ninth probe's factors, every "
             "regime overlapping)")
+#: The twelfth probe: a thirteenth held-out set, fixed before it was run, of the fifth
+#: probe's network with two sync regimes to each async one (module notes).  Its split is
+#: ``probe12``.
+PROBE12 = Design(
+    "probe12", dict(PROBE5.factors, mode=("sync", "async", "sync")), {}, 24, 2038,
+    CORPUS_WORKERS, "a", split="probe12",
+    summary="the twelfth probe (every regime held out: the fifth probe's fair-queued "
+            "network, two sync regimes to each async one)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
-                               PROBE7, PROBE8, PROBE9, PROBE10, PROBE11)}
+                               PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -432,6 +450,8 @@ PROBE9_PATH = PROBE_PATHS["probe9"]
 PROBE10_PATH = PROBE_PATHS["probe10"]
 #: The committed eleventh probe.
 PROBE11_PATH = PROBE_PATHS["probe11"]
+#: The committed twelfth probe.
+PROBE12_PATH = PROBE_PATHS["probe12"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
