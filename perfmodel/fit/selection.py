@@ -28,6 +28,9 @@ measured configurations of one job on one network, this module
   ``alternatives``: their predictions widen its interval (model uncertainty),
   and :func:`suggest_run` names the worker count where they part most, where
   one more run would settle which one answers;
+* for a sync job, pools the chosen one's prediction with those of the
+  alternatives on the same side of the prior (:func:`pooled_with`): their
+  geometric mean answers, since the runs give neither more weight;
 * wraps the choice in :class:`Calibrated`, a model whose ``estimate`` returns
   an :class:`~perfmodel.result.Estimate` with ``meta["model"]`` (the
   candidate's name), ``meta["why"]`` (the reason it was chosen) and a
@@ -260,7 +263,7 @@ from ..sim.model import BlockTrace, ProfiledTrace, TraceSim
 from ..sim.trace import Trace
 from ..specs import Cluster, Config, Profile
 from .grid import error_objective, fit_tunables, predict_measurements
-from .level import SLOWDOWNS, Leveled
+from .level import SLOWDOWNS, Leveled, leveled
 from .timeouts import TIMEOUT_BAND, timeout_why, timeouts_from_step_times, with_timeout_band
 
 __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidence_of", "plausible",
@@ -271,7 +274,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "spaced_candidate", "spaced_choice",
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
            "default_candidates",
-           "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth",
+           "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with",
+           "pooled_throughput", "pooling_why",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "contention_free_throughput",
            "incast_throughput",
            "ASYNC_EVIDENCE_WORKERS", "Calibrated",
@@ -940,6 +944,13 @@ class Calibrated:
         The other candidates the runs cannot rule out (:func:`plausible`):
         the interval reaches their predictions too (model uncertainty), and
         ``meta["model_spread"]`` gives each one's throughput.
+    pooled : tuple of Calibrated
+        Candidates the runs cannot tell from this one, on an equal footing
+        (:func:`pooled_with`): the estimate's throughput is the geometric
+        mean of its own and theirs (every step and phase scaled alike,
+        ``meta["pooled"]`` gives each one's throughput), and the interval
+        reaches its own prediction too.  The half-width stays this
+        candidate's.
     """
 
     name: str
@@ -961,6 +972,7 @@ class Calibrated:
     incast: bool = False
     ceiling: Any = None
     alternatives: tuple = ()
+    pooled: tuple = ()
 
     def __post_init__(self):
         _v.unit_interval("level", self.level)
@@ -1000,13 +1012,21 @@ class Calibrated:
         ``meta["calibration"]`` the fitted tunables.
         """
         calibrated = cluster.replace(**dict(self.overrides))
-        est = _under_ceiling(self.model.estimate(workload, calibrated, config), self.ceiling, config)
+        est = self.own_estimate(workload, cluster, config)
+        own = est.throughput
+        if self.pooled:   # the runs cannot tell them apart: equal weights, in log space
+            each = {self.name: own, **{p.name: p.own_estimate(workload, cluster, config).throughput
+                                       for p in self.pooled}}
+            mean = float(pooled_throughput(list(each.values())))
+            est = dataclasses.replace(leveled(est, own / mean),
+                                      meta=dict(est.meta, pooled=each))
         # the contention-free bound (K workers alone, or the links), priced once for both uses
         alone = (math.inf if config.n_workers > 1 else config.n_replicas * self.model.estimate(
             workload, calibrated, config.replace(n_replicas=1)).throughput)
         carried = _links_carry(workload, calibrated, config) if math.isfinite(alone) else math.inf
         h = self.halfwidth_at(config.n_replicas)
         low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
+        low, high = min(low, own), max(high, own)
         source = f"LOO residuals of {len(self.log_residuals)} calibration points"
         if (self.reach_contention_free and config.n_ps >= 2   # set for async jobs only
                 and not any(k <= config.n_replicas for k in self.queueing_runs)):
@@ -1033,6 +1053,13 @@ class Calibrated:
             source += ", capped at what the hardware allows"
         est = dataclasses.replace(est, meta=meta, throughput_interval=None)
         return est.with_interval(low, high, level=self.level, source=source)
+
+    def own_estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
+        """This candidate's own estimate on the calibrated cluster (under its CPU ceiling),
+        before pooling and with the model's own interval, if any."""
+        calibrated = cluster.replace(**dict(self.overrides))
+        return _under_ceiling(self.model.estimate(workload, calibrated, config), self.ceiling,
+                              config)
 
 
 def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cluster,
@@ -1270,6 +1297,38 @@ def plausible(scores: Sequence[Score], pick: int, *, evidence: float = EVIDENCE)
     return [i for i in pool if i != pick and scores[i].loo_error <= top]
 
 
+def pooled_with(scores: Sequence[Score], pick: int, spanned: Sequence[int]) -> list[int]:
+    """The candidates among ``spanned`` (those the runs cannot rule out) whose predictions
+    are pooled with the chosen one's: valid, on the same side of the prior, and none exact
+    on the link (an exact replay answers alone, :func:`choose`).
+
+    Two candidates whose LOO errors lie within :data:`EVIDENCE` of each other fit the
+    runs equally well, yet at the asked workers they may part (the closed form of
+    eq. 7 holds every worker's compute at its mean, the simulator draws each one's and
+    waits for the slowest).  Choosing one by a tie-break bets on it; their geometric
+    mean, equal weights in log space as the runs give neither more (Bayesian model
+    averaging with a flat prior: Hoeting et al., Bayesian model averaging: a tutorial,
+    Statistical Science 1999), errs at most half their spread when the truth lies
+    between them.
+    """
+    if scores[pick].exact:
+        return []
+    return [i for i in spanned if scores[i].valid and not scores[i].exact
+            and scores[i].prior == scores[pick].prior]
+
+
+def pooled_throughput(throughputs) -> np.ndarray:
+    """The pooled prediction of :func:`pooled_with`: the geometric mean over the first
+    axis (one row of throughputs per candidate)."""
+    return np.exp(np.mean(np.log(np.asarray(throughputs, dtype=float)), axis=0))
+
+
+def pooling_why(names: Sequence[str]) -> str:
+    """What the ``why`` of a pooled choice adds."""
+    return (f"; its prediction is the geometric mean of its own and {', '.join(names)}'s, "
+            f"which fit the runs as well")
+
+
 def evidence_of(mode: str, measurements) -> float:
     """How far a candidate the prior keeps out must beat the prior's LOO error to answer:
     :data:`EVIDENCE`, or inf for async runs all under :data:`ASYNC_EVIDENCE_WORKERS`
@@ -1356,6 +1415,7 @@ class Selection:
                 "cpu_ceiling": (None if self.ceiling is None else
                                 dataclasses.asdict(self.ceiling)),
                 "alternatives": [a.name for a in self.chosen.alternatives],
+                "pooled": [p.name for p in self.chosen.pooled],
                 "suggested_run": self.suggested_run,
                 "candidates": [dict(dataclasses.asdict(s), loo_error=num(s.loo_error))
                                for s in self.scores]}
@@ -1431,7 +1491,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  extrapolation: str = "growth", lossy: bool | None = False,
                  timeout_band: float = TIMEOUT_BAND, simulate: bool = False,
                  cpu_capacity: float | None = None, calibration: str = "auto",
-                 spaced: bool = True) -> Selection:
+                 spaced: bool = True, pool: bool = True) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1520,6 +1580,12 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         :data:`ASYNC_EVIDENCE_WORKERS` workers or more, only if its LOO error
         is also within :data:`EVIDENCE` of the choice's.  False: the choice
         alone.
+    pool : bool
+        For a sync job (default True): the chosen candidate's prediction is
+        pooled with those of the candidates the runs cannot tell from it
+        (:func:`pooled_with`: their geometric mean, ``Calibrated.pooled``).
+        False: the chosen one's alone.  Async jobs are not pooled: from 1-2
+        runs the prior, not a tie, picks their model.
 
     Returns
     -------
@@ -1651,10 +1717,15 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += ("; on a link that drops packets the interval reaches down to one "
                 f"retransmission timeout a step beyond {max(m.workers for m in ms)} workers "
                 "(TCP incast, which the runs need not show)")
+    pooled = (tuple(dataclasses.replace(fitted[i], ceiling=ceiling)
+                    for i in pooled_with(scores, pick, spanned))
+              if pool and mode == "sync" else ())
+    if pooled:
+        why += pooling_why([p.name for p in pooled])
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
                                  mode=mode, reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,
-                                 ceiling=ceiling, alternatives=alternatives)
+                                 ceiling=ceiling, alternatives=alternatives, pooled=pooled)
     if spaced and mode == "async":
         chosen = spaced_choice(chosen, profile, cluster, ms, compute_cv=compute_cv or 0.0,
                                overlap=overlap, level=level,
