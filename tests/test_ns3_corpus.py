@@ -99,6 +99,17 @@ def test_the_fifth_probe_is_the_probes_network_on_one_or_two_servers():
     assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE4)]   # a new draw
 
 
+def test_the_twelfth_probe_is_the_fifth_probes_network_mostly_sync():
+    d = nc.design(spec=nc.PROBE12)
+    assert d == nc.design(spec=nc.PROBE12) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe12"} and {r["regime"][0] for r in d} == {"a"}
+    assert {r["queue"] for r in d} == {"fair"} and {r["buffer"] for r in d} == {"deep"}
+    assert Counter(r["n_ps"] for r in d) == {1: 12, 2: 12}
+    assert Counter(r["mode"] for r in d) == {"sync": 16, "async": 8}
+    assert not set(nc.PROBE12.factors["dnn"]) & set(nc.FACTORS["dnn"])
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE5)]   # a new draw
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24
