@@ -1,4 +1,5 @@
-"""Pooling the sync candidates the runs cannot tell apart (``Calibrated.pooled``)."""
+"""Pooling the sync candidates the runs cannot tell apart (``Calibrated.pooled``,
+``select_model(pool=True)``)."""
 
 import math
 
@@ -80,7 +81,7 @@ def test_select_model_pools_a_sync_tie_and_not_an_async_job(jittery):
     profile, cluster = jittery
     ms = [Measurement(k, 1, cluster.nic_bandwidth, SyncCoarse("ps").estimate(
         profile, cluster, Config(n_replicas=k)).throughput) for k in (1, 2)]
-    sel = select_model(profile, cluster, ms, simulate=True)
+    sel = select_model(profile, cluster, ms, simulate=True, pool=True)
     assert [p.name for p in sel.chosen.pooled] == [a.name for a in sel.chosen.alternatives]
     assert sel.chosen.pooled and "geometric mean" in sel.chosen.why
     assert sel.to_dict()["pooled"] == ["sim-ps"]
@@ -90,9 +91,9 @@ def test_select_model_pools_a_sync_tie_and_not_an_async_job(jittery):
     assert max(each) / min(each) > 1.02                     # they part at 16 workers
     got = sel.chosen.estimate(profile, cluster, config).throughput
     assert got == pytest.approx(math.exp(sum(map(math.log, each)) / len(each)), rel=1e-9)
-    alone = select_model(profile, cluster, ms, simulate=True, pool=False)
+    alone = select_model(profile, cluster, ms, simulate=True)   # the default: no pooling
     assert alone.chosen.pooled == () and "geometric mean" not in alone.chosen.why
     assert alone.chosen.estimate(profile, cluster, config).throughput == pytest.approx(
         each[0], rel=1e-9)
     runs = [Measurement(k, 1, cluster.nic_bandwidth, 100.0 * k, mode="async") for k in (1, 2)]
-    assert select_model(profile, cluster, runs, simulate=True).chosen.pooled == ()
+    assert select_model(profile, cluster, runs, simulate=True, pool=True).chosen.pooled == ()

@@ -28,9 +28,11 @@ measured configurations of one job on one network, this module
   ``alternatives``: their predictions widen its interval (model uncertainty),
   and :func:`suggest_run` names the worker count where they part most, where
   one more run would settle which one answers;
-* for a sync job, pools the chosen one's prediction with those of the
-  alternatives on the same side of the prior (:func:`pooled_with`): their
-  geometric mean answers, since the runs give neither more weight;
+* with ``pool=True``, for a sync job, pools the chosen one's prediction
+  with those of the alternatives on the same side of the prior
+  (:func:`pooled_with`): their geometric mean answers, since the runs give
+  neither more weight (an option: judged on a held-out probe, it fell short
+  of the gain set for it beforehand);
 * wraps the choice in :class:`Calibrated`, a model whose ``estimate`` returns
   an :class:`~perfmodel.result.Estimate` with ``meta["model"]`` (the
   candidate's name), ``meta["why"]`` (the reason it was chosen) and a
@@ -275,7 +277,6 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
            "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with",
-           "pooled_throughput", "pooling_why",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "contention_free_throughput",
            "incast_throughput",
            "ASYNC_EVIDENCE_WORKERS", "Calibrated",
@@ -1017,7 +1018,7 @@ class Calibrated:
         if self.pooled:   # the runs cannot tell them apart: equal weights, in log space
             each = {self.name: own, **{p.name: p.own_estimate(workload, cluster, config).throughput
                                        for p in self.pooled}}
-            mean = float(pooled_throughput(list(each.values())))
+            mean = math.exp(float(np.mean(np.log(list(each.values())))))
             est = dataclasses.replace(leveled(est, own / mean),
                                       meta=dict(est.meta, pooled=each))
         # the contention-free bound (K workers alone, or the links), priced once for both uses
@@ -1317,18 +1318,6 @@ def pooled_with(scores: Sequence[Score], pick: int, spanned: Sequence[int]) -> l
             and scores[i].prior == scores[pick].prior]
 
 
-def pooled_throughput(throughputs) -> np.ndarray:
-    """The pooled prediction of :func:`pooled_with`: the geometric mean over the first
-    axis (one row of throughputs per candidate)."""
-    return np.exp(np.mean(np.log(np.asarray(throughputs, dtype=float)), axis=0))
-
-
-def pooling_why(names: Sequence[str]) -> str:
-    """What the ``why`` of a pooled choice adds."""
-    return (f"; its prediction is the geometric mean of its own and {', '.join(names)}'s, "
-            f"which fit the runs as well")
-
-
 def evidence_of(mode: str, measurements) -> float:
     """How far a candidate the prior keeps out must beat the prior's LOO error to answer:
     :data:`EVIDENCE`, or inf for async runs all under :data:`ASYNC_EVIDENCE_WORKERS`
@@ -1491,7 +1480,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  extrapolation: str = "growth", lossy: bool | None = False,
                  timeout_band: float = TIMEOUT_BAND, simulate: bool = False,
                  cpu_capacity: float | None = None, calibration: str = "auto",
-                 spaced: bool = True, pool: bool = True) -> Selection:
+                 spaced: bool = True, pool: bool = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1581,11 +1570,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         is also within :data:`EVIDENCE` of the choice's.  False: the choice
         alone.
     pool : bool
-        For a sync job (default True): the chosen candidate's prediction is
-        pooled with those of the candidates the runs cannot tell from it
-        (:func:`pooled_with`: their geometric mean, ``Calibrated.pooled``).
-        False: the chosen one's alone.  Async jobs are not pooled: from 1-2
-        runs the prior, not a tie, picks their model.
+        For a sync job: pool the chosen candidate's prediction with those of
+        the candidates the runs cannot tell from it (:func:`pooled_with`:
+        their geometric mean, ``Calibrated.pooled``).  False (default): the
+        chosen one's alone (pooling was judged on a held-out probe and fell
+        short of the gain set for it beforehand, docs/validation.md).  Async
+        jobs are never pooled: from 1-2 runs the prior, not a tie, picks
+        their model.
 
     Returns
     -------
@@ -1721,7 +1712,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                     for i in pooled_with(scores, pick, spanned))
               if pool and mode == "sync" else ())
     if pooled:
-        why += pooling_why([p.name for p in pooled])
+        why += (f"; its prediction is the geometric mean of its own and "
+                f"{', '.join(p.name for p in pooled)}'s, which fit the runs as well")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
                                  mode=mode, reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,

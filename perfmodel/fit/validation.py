@@ -112,10 +112,6 @@ from .selection import (
     level_candidate,
     levels_on,
     matrix_candidates,
-    plausible,
-    pooled_throughput,
-    pooled_with,
-    pooling_why,
     validity,
 )
 from .timeouts import timeout_why, timeouts_from_step_times, with_timeout_band
@@ -683,14 +679,8 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         # cannot favour a reading of the MVA (the other candidates agree with the prior here);
         # its spaced rule never acts on this data (update spacing 0.025 and 0.25 < 0.5,
         # tests/test_spaced.py)
-        evidence = evidence_of(first.mode, train)
-        pick, why = choose(scores, evidence=evidence)
+        pick, why = choose(scores, evidence=evidence_of(first.mode, train))
         cal, pred = fitted[pick]
-        pool = (pooled_with(scores, pick, plausible(scores, pick, evidence=evidence))
-                if first.mode == "sync" else [])
-        if pool:   # as select_model: the sync models the runs cannot tell apart, pooled
-            pred = pooled_throughput([pred, *(fitted[i][1] for i in pool)])
-            why += pooling_why([scores[i].name for i in pool])
         if spread is not None and not isinstance(cal.model, Leveled):   # as select_model
             why += timeout_why(*spread)
         widths = [cal.halfwidth_at(m.workers) for m in test]
