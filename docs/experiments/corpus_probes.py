@@ -18,9 +18,11 @@ correction in ``forkjoin``) and meant to compare rules with each other.
     python docs/experiments/corpus_probes.py sharing    # ns-3: c036 under 5 TCP / queue pairs
     python docs/experiments/corpus_probes.py marking    # ns-3: DCTCP's mark threshold, c040
     python docs/experiments/corpus_probes.py duplex     # ns-3: the probe's p012 under 4 TCPs
+    python docs/experiments/corpus_probes.py window v017 16   # ns-3: 4 windows, not 1
 
-``convoy``, ``dip``, ``sharing``, ``marking`` and ``duplex`` run ns-3 (the ``ns3`` extra,
-about a minute each; ``sharing`` about three).
+``convoy``, ``dip``, ``sharing``, ``marking``, ``duplex`` and ``window`` run ns-3 (the
+``ns3`` extra, about a minute each; ``sharing`` about three, ``window`` two to four per
+regime at 16 workers).
 """
 
 import collections
@@ -344,7 +346,28 @@ def duplex(name: str = "p012") -> None:
               f"{share(run, 4):.2f} of what the busiest link carries both ways")
 
 
+def window(names: str = "v017", workers: str = "16") -> None:
+    """ns-3: async regimes of any committed set measured four times as long (64 gradients
+    per worker after the corpus's 2): the speed over each 16-gradient window, the first
+    being the one the corpus measures.  Workers that start together on a fair link stay
+    in phase (``convoy``); does the corpus's window see them still in phase where a long
+    job would not?"""
+    designs = [r for spec in ns3_corpus.DESIGNS.values() for r in ns3_corpus.design(spec=spec)]
+    for name in names.split(","):
+        regime = next(r for r in designs if r["regime"] == name)
+        batch = ns3_corpus._job(regime)[0].batch_size
+        for k in (int(w) for w in workers.split(",")):
+            ends = ns3_corpus.regime_run(regime, k, async_steps=4 * CORPUS_ASYNC_STEPS).ends
+            starts = range(CORPUS_WARMUP, CORPUS_WARMUP + 4 * CORPUS_ASYNC_STEPS,
+                           CORPUS_ASYNC_STEPS)
+            speeds = [k * CORPUS_ASYNC_STEPS * batch / np.mean(
+                ends[:, a + CORPUS_ASYNC_STEPS - 1] - ends[:, a - 1]) for a in starts]
+            print(f"{name}, {k} workers: samples/s over gradients "
+                  + ", ".join(f"{a + 1}-{a + CORPUS_ASYNC_STEPS}: {v:.2f}"
+                              for a, v in zip(starts, speeds)))
+
+
 if __name__ == "__main__":
     {"forkjoin": forkjoin, "fade": fade, "offset": offset, "blend": blend, "groups": groups,
      "convoy": convoy, "dip": dip, "sharing": sharing, "marking": marking,
-     "duplex": duplex}[sys.argv[1]]()
+     "duplex": duplex, "window": window}[sys.argv[1]](*sys.argv[2:])
