@@ -219,12 +219,30 @@ def test_heavy_tail_steps_lengthen_only_the_pareto_regimes(monkeypatch):
 
     monkeypatch.setattr(nc, "regime_rows", rows)
     for jitter in nc.JITTER_CV:
-        nc._regime_job({"jitter": jitter, "regime": "c000"}, nc.CORPUS_WORKERS,
-                       nc.LONG_TAIL_STEPS)
+        nc._regime_job({"jitter": jitter, "mode": "sync", "regime": "c000"},
+                       nc.CORPUS_WORKERS, nc.LONG_TAIL_STEPS)
     assert seen == {"none": (8, 16), "lognormal": (8, 16), "pareto": (32, 64)}
     header = nc._header(nc.CORPUS, 96, 2026, 96, 96, "cmd", heavy_tail_steps=4)
     assert "4 times as many in the Pareto-jitter regimes" in header[3]
     assert "times as many" not in nc._header(nc.CORPUS, 96, 2026, 96, 96, "cmd")[3]
+
+
+def test_a_longer_async_warmup_reaches_the_async_regimes_alone(monkeypatch):
+    # a long job's speed: async runs let their workers split up before the window opens
+    seen = {}
+
+    def rows(regime, **kw):
+        seen[regime["mode"]] = kw["warmup"]
+        return []
+
+    monkeypatch.setattr(nc, "regime_rows", rows)
+    for mode in ("sync", "async"):
+        nc._regime_job({"jitter": "none", "mode": mode, "regime": "c000"},
+                       nc.CORPUS_WORKERS, 1, 32)
+    assert seen == {"sync": nc.CORPUS_WARMUP, "async": 32}
+    header = nc._header(nc.CORPUS, 96, 2026, 96, 96, "cmd", async_warmup=32)[3]
+    assert f"sync 8 steps after {nc.CORPUS_WARMUP}, async 16 gradients per worker after 32" \
+        in header
 
 
 ROWS = nc.read_rows(nc.CORPUS_PATH)

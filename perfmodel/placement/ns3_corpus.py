@@ -198,6 +198,16 @@ rule on sync jobs whose 1-2 runs cannot tell the closed form from the
 simulator (the prediction between them): the fifth probe's fair-queued
 network on one or two servers, two sync regimes to each async one, its draw
 seeded at 2038.  Every regime is in the ``probe12`` split.
+
+The async window
+----------------
+An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
+:data:`CORPUS_WARMUP`, its workers starting together.  On a fair 1 Gbps link
+where the server's updates are short beside a transfer, 16 workers are still
+splitting up then, and a job four times as long runs faster in every later
+window (docs/validation.md): the committed sets measure the start.
+``--async-warmup N`` lets N gradients pass before the window opens, to
+measure a long job's speed instead; sync runs keep their warm-up.
 """
 
 from __future__ import annotations
@@ -628,12 +638,14 @@ def _row(regime: dict, k: int, res) -> dict:
             wall_seconds=round(res.wall_seconds, 3))
 
 
-def _regime_job(regime: dict, workers: tuple,
-                heavy_tail_steps: int = 1) -> tuple[list[dict], list[str]]:
+def _regime_job(regime: dict, workers: tuple, heavy_tail_steps: int = 1,
+                async_warmup: int = CORPUS_WARMUP) -> tuple[list[dict], list[str]]:
     stalled: list[str] = []
     f = heavy_tail_steps if regime["jitter"] == "pareto" else 1
+    warmup = async_warmup if regime["mode"] == "async" else CORPUS_WARMUP
     return regime_rows(regime, workers=workers, steps=f * CORPUS_STEPS,
-                       async_steps=f * CORPUS_ASYNC_STEPS, stalled=stalled), stalled
+                       async_steps=f * CORPUS_ASYNC_STEPS, warmup=warmup,
+                       stalled=stalled), stalled
 
 
 #: Header line listing the runs that stalled (``regime@workers``).
@@ -652,7 +664,8 @@ def read_stalled(path) -> list[str]:
 
 
 def _header(spec: Design, n: int, seed: int, done: int, total: int, command: str,
-            stalled: list[str] = (), heavy_tail_steps: int = 1) -> list[str]:
+            stalled: list[str] = (), heavy_tail_steps: int = 1,
+            async_warmup: int = CORPUS_WARMUP) -> list[str]:
     state = "complete" if done == total else f"PARTIAL: {done} of {total} regimes"
     extra = [STALLED_PREFIX + ", ".join(sorted(stalled))] if stalled else []
     what = "corpus" if spec is CORPUS else f"corpus ({spec.name})"
@@ -674,8 +687,8 @@ def _header(spec: Design, n: int, seed: int, done: int, total: int, command: str
         + ("/".join(f"{r:g}" for r in spec.factors["update_rate"])
            if "update_rate" in spec.factors else f"{UPDATE_RATE:g}")
         + " B/s split over the servers",
-        f"# measured: sync {CORPUS_STEPS} steps, async {CORPUS_ASYNC_STEPS} gradients per "
-        f"worker, after {CORPUS_WARMUP}"
+        f"# measured: sync {CORPUS_STEPS} steps after {CORPUS_WARMUP}, async "
+        f"{CORPUS_ASYNC_STEPS} gradients per worker after {async_warmup}"
         + (f" ({heavy_tail_steps} times as many in the Pareto-jitter regimes)"
            if heavy_tail_steps > 1 else "")
         + "; throughput in samples/s summed over workers; "
@@ -711,7 +724,8 @@ def _order(row: dict) -> tuple:
 
 def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: int = 1,
              only=None, command: str = "python -m perfmodel.placement.ns3_corpus --out FILE",
-             log=None, heavy_tail_steps: int = 1, spec: Design = CORPUS) -> int:
+             log=None, heavy_tail_steps: int = 1, spec: Design = CORPUS,
+             async_warmup: int = CORPUS_WARMUP) -> int:
     """Run the regimes missing from ``out_path`` and write the corpus, sorted, after each one.
 
     Parameters
@@ -734,6 +748,11 @@ def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: i
         for the long-tail one (module notes).
     spec : Design
         :data:`CORPUS` (default) or :data:`PROBE`.
+    async_warmup : int
+        Gradients per worker an async run lets pass before its window:
+        :data:`CORPUS_WARMUP` for the committed sets; more to measure a long
+        job, whose workers have split up since their common start (module
+        notes, "The async window").
 
     Returns
     -------
@@ -755,13 +774,13 @@ def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: i
         """Write the rows so far under their header; the regimes done."""
         done = len({r["regime"] for r in rows})
         _write(path, rows, _header(spec, n, seed, done, len(regimes), command, stalled,
-                                   heavy_tail_steps))
+                                   heavy_tail_steps, async_warmup))
         return done
 
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = {pool.submit(_regime_job, r, spec.workers, heavy_tail_steps): r
-                   for r in todo}
+        futures = {pool.submit(_regime_job, r, spec.workers, heavy_tail_steps,
+                               async_warmup): r for r in todo}
         for future in concurrent.futures.as_completed(futures):
             new, stuck = future.result()
             rows.extend(new)
@@ -789,6 +808,9 @@ def main(argv=None) -> int:
     p.add_argument("--heavy-tail-steps", type=int, default=1,
                    help="the Pareto-jitter regimes measure this many times the steps and "
                         "gradients (default 1: the committed corpus; 4: the long-tail corpus)")
+    p.add_argument("--async-warmup", type=int, default=CORPUS_WARMUP,
+                   help=f"gradients per worker an async run lets pass before its window "
+                        f"(default {CORPUS_WARMUP}: the committed sets)")
     a = p.parse_args(argv)
     if not ns3_job.available():
         print("error: the corpus needs ns-3: pip install 'perfmodel[ns3]'", file=sys.stderr)
@@ -796,13 +818,16 @@ def main(argv=None) -> int:
     if a.jobs < 1 or (a.regimes is not None and a.regimes < 1) or a.heavy_tail_steps < 1:
         print("error: --jobs, --regimes and --heavy-tail-steps must be >= 1", file=sys.stderr)
         return 2
+    if a.async_warmup < 0:
+        print(f"error: --async-warmup must be >= 0, got {a.async_warmup}", file=sys.stderr)
+        return 2
     command = " ".join(["python -m perfmodel.placement.ns3_corpus"]
                        + (argv if argv is not None else sys.argv[1:]))
     try:
         generate(a.out, n=a.regimes, jobs=a.jobs,
                  only=None if a.only is None else a.only.split(","), command=command,
                  log=lambda s: print(s, flush=True), heavy_tail_steps=a.heavy_tail_steps,
-                 spec=DESIGNS[a.design])
+                 spec=DESIGNS[a.design], async_warmup=a.async_warmup)
     except SpecError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
