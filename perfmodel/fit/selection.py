@@ -1013,7 +1013,7 @@ class Calibrated:
         ``meta["calibration"]`` the fitted tunables.
         """
         calibrated = cluster.replace(**dict(self.overrides))
-        est = self.own_estimate(workload, cluster, config)
+        est = self._on_calibrated(workload, calibrated, config)
         own = est.throughput
         if self.pooled:   # the runs cannot tell them apart: equal weights, in log space
             each = {self.name: own, **{p.name: p.own_estimate(workload, cluster, config).throughput
@@ -1058,7 +1058,9 @@ class Calibrated:
     def own_estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
         """This candidate's own estimate on the calibrated cluster (under its CPU ceiling),
         before pooling and with the model's own interval, if any."""
-        calibrated = cluster.replace(**dict(self.overrides))
+        return self._on_calibrated(workload, cluster.replace(**dict(self.overrides)), config)
+
+    def _on_calibrated(self, workload, calibrated: Cluster, config: Config) -> Estimate:
         return _under_ceiling(self.model.estimate(workload, calibrated, config), self.ceiling,
                               config)
 
