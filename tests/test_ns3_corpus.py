@@ -110,6 +110,17 @@ def test_the_twelfth_probe_is_the_fifth_probes_network_mostly_sync():
     assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE5)]   # a new draw
 
 
+def test_the_thirteenth_probe_is_the_seventh_probes_network_on_up_to_four_servers():
+    d = nc.design(spec=nc.PROBE13)
+    assert d == nc.design(spec=nc.PROBE13) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe13"} and {r["regime"][0] for r in d} == {"b"}
+    assert Counter(r["n_ps"] for r in d) == {1: 6, 2: 6, 3: 6, 4: 6}
+    assert Counter(r["mode"] for r in d) == {"sync": 12, "async": 12}
+    assert {r["queue"] for r in d} == {"fair", "fifo"} and {r["buffer"] for r in d} == {"deep"}
+    assert not set(nc.PROBE13.factors["dnn"]) & set(nc.FACTORS["dnn"])
+    assert nc.PROBE13_PATH.name == "ns3_probe13.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -199,6 +199,15 @@ simulator (the prediction between them): the fifth probe's fair-queued
 network on one or two servers, two sync regimes to each async one, its draw
 seeded at 2038.  Every regime is in the ``probe12`` split.
 
+Thirteenth probe
+----------------
+The twelfth probe's errors have been read too.  :data:`PROBE13` is a
+fourteenth held-out set, fixed and committed before it was run, to judge how
+wide the 90% intervals are beyond the calibration runs (their growth set on
+every earlier set): the seventh probe's factors on one to four servers, with
+as many sync regimes as async ones and the update rate drawn from 1, 2.5, 5 or
+25 GB/s, its draw seeded at 2039.  Every regime is in the ``probe13`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -236,10 +245,10 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
-           "PROBE10", "PROBE11", "PROBE12", "DESIGNS", "PROBE_PATH",
+           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "DESIGNS", "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
-           "PROBE12_PATH",
+           "PROBE12_PATH", "PROBE13_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -432,9 +441,18 @@ PROBE12 = Design(
     CORPUS_WORKERS, "a", split="probe12",
     summary="the twelfth probe (every regime held out: the fifth probe's fair-queued "
             "network, two sync regimes to each async one)")
+#: The thirteenth probe: a fourteenth held-out set, fixed before it was run, of the
+#: seventh probe's network on one to four servers, half sync, with four update rates
+#: (module notes).  Its split is ``probe13``.
+PROBE13 = Design(
+    "probe13", dict(PROBE7.factors, mode=("sync", "async"), n_ps=(1, 2, 3, 4),
+                    update_rate=(1e9, 2.5e9, 5e9, 25e9)), {}, 24, 2039,
+    CORPUS_WORKERS, "b", split="probe13",
+    summary="the thirteenth probe (every regime held out: the seventh probe's network on "
+            "one to four servers, half sync, four update rates)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
-                               PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12)}
+                               PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -462,6 +480,8 @@ PROBE10_PATH = PROBE_PATHS["probe10"]
 PROBE11_PATH = PROBE_PATHS["probe11"]
 #: The committed twelfth probe.
 PROBE12_PATH = PROBE_PATHS["probe12"]
+#: The committed thirteenth probe.
+PROBE13_PATH = PROBE_PATHS["probe13"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
