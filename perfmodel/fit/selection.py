@@ -168,19 +168,25 @@ misfit growing with the distance, which two points cannot show.  With
 ``extrapolation="growth"`` (the default) the half-width at K workers beyond
 K_cal (the most workers among the calibration points) is
 ``sqrt(h**2 + (g log(K / K_cal))**2)``: the LOO error and a misfit that grows
-by ``g`` (:data:`EXTRAPOLATION_GROWTH`: 0.12 sync, 0.11 async) per e-fold of
-workers, added as independent errors.  Between calibration runs far apart
-(1, 2 and 12 workers) the model is as unsure as that far from its evidence:
-the distance is the log ratio to the nearest run (``|log(K / k)|`` for the
-run k closest to K), which beyond the runs is ``log(K / K_cal)`` again.  ``g`` is a prior on how far the
-papers' models stray from a real network when extrapolated, set per mode on
-the loss-free regimes of the ns-3 corpus's train half
-(:mod:`perfmodel.fit.corpus`) so that each side of the 90% interval misses
-at most 5% of the runs: for each run and side, the least ``g`` at which
-that side holds the run; per side, the ``ceil(0.95 (n + 1))``-th smallest of
-those n needs (the split-conformal quantile: Lei et al., Distribution-free
-predictive inference for regression, JASA 2018); ``g`` the larger side's.
-The held-out half judges it (``docs/experiments/interval_growth.py``).  ``"linear"``
+by ``g`` per e-fold of workers, added as independent errors.  Between
+calibration runs far apart (1, 2 and 12 workers) the model is as unsure as
+that far from its evidence: the distance is the log ratio to the nearest run
+(``|log(K / k)|`` for the run k closest to K), which beyond the runs is
+``log(K / K_cal)`` again.  ``g`` is a prior on how far the papers' models
+stray from a real network when extrapolated, and it grows with how much the
+compute varies (:func:`extrapolation_growth`): ``hypot(g0, 0.5 c)`` for
+compute of coefficient of variation c (``Cluster.compute_cv``; 0, the
+default, takes the compute as steady).  The 0.5 c is the physics: the
+expected slowest of K workers pulls away from the mean by about that much
+per e-fold of K, which runs of 1-2 workers cannot show.  ``g0``
+(:data:`EXTRAPOLATION_GROWTH`, 0.03 both modes) is set on the loss-free
+regimes of every packet-level set (:mod:`perfmodel.fit.corpus`) so that each
+side of the 90% interval misses at most 5% of the runs: for each run and
+side, the least ``g`` at which that side holds the run; per side, the
+``ceil(0.95 (n + 1))``-th smallest of those n needs (the split-conformal
+quantile: Lei et al., Distribution-free predictive inference for
+regression, JASA 2018); ``g0`` the larger side's.  The newest set judges it
+(``docs/experiments/interval_growth.py``).  ``"linear"``
 multiplies the LOO width by ``K / K_cal`` (a relative misfit of the step
 time's slope grows about linearly in K), ``"sqrt"`` by its square root;
 both hang on two LOO residuals, which are tiny when a model happens to fit
@@ -277,7 +283,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
            "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with",
-           "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "contention_free_throughput",
+           "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "COMPUTE_CV_GROWTH",
+           "extrapolation_growth", "contention_free_throughput",
            "incast_throughput",
            "ASYNC_EVIDENCE_WORKERS", "Calibrated",
            "Score", "Selection", "choose", "validity", "calibrate_candidate", "select_model"]
@@ -292,9 +299,14 @@ LOSSY_REPLICATIONS = 4
 #: How an interval widens beyond the calibrated worker counts (:class:`Calibrated`).
 EXTRAPOLATIONS = ("growth", "linear", "sqrt", "none")
 #: Growth of the log misfit per e-fold of workers beyond the calibration runs
-#: (``extrapolation="growth"``), by mode: each side of the interval misses at most 5% of
-#: the corpus's train half (split-conformal quantiles, module notes).
-EXTRAPOLATION_GROWTH: Mapping[str, float] = {"sync": 0.12, "async": 0.11}
+#: (``extrapolation="growth"``) of a job whose compute does not vary, by mode: each side
+#: of the interval misses at most 5% of the loss-free runs of the packet-level sets
+#: (split-conformal quantiles, module notes).
+EXTRAPOLATION_GROWTH: Mapping[str, float] = {"sync": 0.03, "async": 0.03}
+#: Further growth per unit of the compute's coefficient of variation
+#: (:func:`extrapolation_growth`): about how fast the expected slowest of K workers pulls
+#: away from the mean as K grows, per e-fold of K, which 1-2 runs cannot show.
+COMPUTE_CV_GROWTH = 0.5
 
 #: What an unknown link is taken to do before the runs are read: TCP flows share a
 #: bottleneck about fairly (on a FIFO queue too, when nothing drops).
@@ -765,6 +777,32 @@ def interval_halfwidth(log_residuals: Sequence[float], level: float = 0.9, *,
     return max(width, min_width)
 
 
+def extrapolation_growth(mode: str = "sync", compute_cv: float = 0.0) -> float:
+    """The interval's growth ``g`` per e-fold of workers beyond the runs (module notes):
+    ``hypot(EXTRAPOLATION_GROWTH[mode], COMPUTE_CV_GROWTH * compute_cv)``.
+
+    A model calibrated on 1-2 runs misses how far the slowest of K workers falls
+    behind as K grows: with compute of coefficient of variation c the expected
+    maximum of K normal draws sits about ``c sqrt(2 ln K)`` above the mean
+    (Zhang et al. 2023, eqs. 7-9), which rises by about ``0.57 c`` per e-fold of K
+    between 2 and 16 workers for a step of compute alone and by less where the
+    transfers take part of the step; :data:`COMPUTE_CV_GROWTH` rounds it to 0.5 c.
+    It adds to the growth of a job whose compute does not vary as an independent
+    error.
+
+    Examples
+    --------
+    >>> extrapolation_growth("sync", 0.0)
+    0.03
+    >>> round(extrapolation_growth("async", 0.3), 4)     # hypot(0.03, 0.15)
+    0.153
+    """
+    if mode not in EXTRAPOLATION_GROWTH:
+        raise SpecError("mode", f"expected 'sync' or 'async', got {mode!r}")
+    compute_cv = _v.nonnegative("compute_cv", compute_cv)
+    return math.hypot(EXTRAPOLATION_GROWTH[mode], COMPUTE_CV_GROWTH * compute_cv)
+
+
 def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: int | None,
                            extrapolation: str = "growth", *,
                            growth: float = EXTRAPOLATION_GROWTH["sync"],
@@ -918,7 +956,9 @@ class Calibrated:
         Widening beyond ``calibration_workers`` (see the module docstring).
     growth : float or None
         Log misfit per e-fold of workers for ``"growth"``; None (default):
-        :data:`EXTRAPOLATION_GROWTH` of ``mode``.
+        :data:`EXTRAPOLATION_GROWTH` of ``mode`` (steady compute).
+        :func:`select_model` sets :func:`extrapolation_growth` of the job's
+        compute CV.
     mode : {"sync", "async"}
         Synchronisation of the calibration runs: what the model answers for
         (front ends build their configurations with it, e.g. ``perfmodel
@@ -1468,7 +1508,8 @@ def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measur
            f"MVA's independent workers do not; it reproduces the runs unaided (slowdown "
            f"{slowdown:g}); in place of {chosen.why}")
     return dataclasses.replace(
-        cal, why=why, extrapolation=chosen.extrapolation, mode=chosen.mode,
+        cal, why=why, extrapolation=chosen.extrapolation, growth=chosen.growth,
+        mode=chosen.mode,
         reach_contention_free=chosen.reach_contention_free, queueing_runs=chosen.queueing_runs,
         incast=chosen.incast, ceiling=chosen.ceiling,
         alternatives=(dataclasses.replace(chosen, alternatives=()), *chosen.alternatives))
@@ -1717,6 +1758,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += (f"; its prediction is the geometric mean of its own and "
                 f"{', '.join(p.name for p in pooled)}'s, which fit the runs as well")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
+                                 growth=extrapolation_growth(mode, compute_cv or 0.0),
                                  mode=mode, reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,
                                  ceiling=ceiling, alternatives=alternatives, pooled=pooled)
