@@ -79,6 +79,21 @@ def test_ns3_cells_calibration_recovers_the_generating_model():
     assert cal.mean_error < sel.mean_error < default.mean_error / 2 and sel.coverage == 1.0
 
 
+def test_ns3_cells_interval_grows_with_the_regimes_compute_cv():
+    """As select_model: the same FCFS data and the same choice (eq. 7 by its level, 27%
+    off at 3-12 workers), but the regime whose compute varies (CV 0.3) gets intervals
+    that grow faster with the workers and so cover more of its runs."""
+    coverage = {}
+    for cv in (0.0, 0.3):
+        header, runs = parse_ns3(HEADER + synthetic_csv(SyncCoarse("fcfs"), "sync", "fair",
+                                                        0.9, workers=range(1, 13), cv=cv))
+        sel = {(c.model, c.stage): c for c in ns3_cells(runs=runs, header=header)}[
+            ("selected", "selected")]
+        assert sel.detail.startswith("sync-ps (level)") and sel.mean_error > 0.2
+        coverage[cv] = sel.coverage
+    assert coverage[0.0] < 0.5 < coverage[0.3]
+
+
 def test_ns3_cells_lossy_regime_fits_the_timeouts():
     """A lossy regime (loss_rate > 0) made by eq. 7 with q = 0.06 and 1 s stalls: the header's
     min RTO is read, every candidate fits q first, and eq. 7 is recovered exactly."""

@@ -108,6 +108,7 @@ from .selection import (
     choose,
     evidence_of,
     extrapolated_halfwidth,
+    extrapolation_growth,
     interval_halfwidth,
     level_candidate,
     levels_on,
@@ -364,8 +365,9 @@ def dl2_cells(records=None, *, dnns: Sequence[str] | None = None,
             why += "; capped at the CPU ceiling of the same runs (utilization law)"
         # the same widening as Calibrated, by workers
         k_cal = max(r.n_workers for r in train)
-        h = [extrapolated_halfwidth(interval_halfwidth(loo, LEVEL), r.n_workers, k_cal)
-             for r in test]
+        # (the compute CV of these real runs is not known: taken as steady, the default)
+        h = [extrapolated_halfwidth(interval_halfwidth(loo, LEVEL), r.n_workers, k_cal,
+                                    growth=extrapolation_growth("sync")) for r in test]
         cells.append(Cell("dl2", dnn, "sync", "selected", "selected", nt, ns, *_errors(pred, meas),
                           coverage=_coverage(pred, meas, h), detail=why))
     if progress is not None:
@@ -683,6 +685,9 @@ def ns3_cells(path=None, *, runs=None, header=None, profile=None,
         cal, pred = fitted[pick]
         if spread is not None and not isinstance(cal.model, Leveled):   # as select_model
             why += timeout_why(*spread)
+        # as select_model: the interval grows with the regime's compute CV
+        cal = dataclasses.replace(cal, growth=extrapolation_growth(first.mode,
+                                                                   first.compute_cv))
         widths = [cal.halfwidth_at(m.workers) for m in test]
         cells.append(Cell("ns3", group, first.mode, "selected", "selected", len(train),
                           len(test), *_errors(pred, meas),
