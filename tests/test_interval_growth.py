@@ -71,5 +71,6 @@ def test_selection_widens_the_interval_by_the_jobs_compute_cv():
         est = chosen.estimate(profile, cluster, config)
         low, high = est.throughput_interval
         widths.append(math.log(high / low))
+        assert ("pulls away" in chosen.why) == (cv > 0)
         speeds.append(est.throughput)
     assert widths[1] > widths[0] and np.isclose(speeds[0], speeds[1], rtol=1e-12)

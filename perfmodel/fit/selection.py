@@ -1757,8 +1757,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if pooled:
         why += (f"; its prediction is the geometric mean of its own and "
                 f"{', '.join(p.name for p in pooled)}'s, which fit the runs as well")
+    growth = extrapolation_growth(mode, compute_cv or 0.0)
+    if compute_cv and extrapolation == "growth":
+        why += (f"; beyond the runs the interval widens {100 * growth:.0f}% per e-fold of "
+                f"workers, more than with steady compute: the slowest of K workers (compute "
+                f"CV {compute_cv:g}) pulls away as K grows")
     chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
-                                 growth=extrapolation_growth(mode, compute_cv or 0.0),
+                                 growth=growth,
                                  mode=mode, reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,
                                  ceiling=ceiling, alternatives=alternatives, pooled=pooled)
