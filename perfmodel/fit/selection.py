@@ -1027,9 +1027,9 @@ class Calibrated:
 
     def halfwidth_at(self, workers: int) -> float:
         """Log half-width for a configuration of ``workers`` (extrapolation widening)."""
+        growth = extrapolation_growth(self.mode) if self.growth is None else self.growth
         return extrapolated_halfwidth(self.halfwidth, workers, self.calibration_workers,
-                                      self.extrapolation, growth=EXTRAPOLATION_GROWTH[self.mode]
-                                      if self.growth is None else self.growth,
+                                      self.extrapolation, growth=growth,
                                       runs=self.calibration_runs)
 
     @property
