@@ -121,6 +121,17 @@ def test_the_thirteenth_probe_is_the_seventh_probes_network_on_up_to_four_server
     assert nc.PROBE13_PATH.name == "ns3_probe13.csv"
 
 
+def test_the_fourteenth_probe_adds_heavy_tailed_compute_to_the_thirteenths_factors():
+    d = nc.design(spec=nc.PROBE14)
+    assert d == nc.design(spec=nc.PROBE14) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe14"} and {r["regime"][0] for r in d} == {"d"}
+    assert Counter(r["jitter"] for r in d) == {"none": 8, "lognormal": 8, "pareto": 8}
+    assert Counter(r["mode"] for r in d) == {"sync": 12, "async": 12}
+    assert {r["n_ps"] for r in d} == {1, 2, 3, 4}
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE13)]  # a new draw
+    assert nc.PROBE14_PATH.name == "ns3_probe14.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -208,6 +208,15 @@ every earlier set): the seventh probe's factors on one to four servers, with
 as many sync regimes as async ones and the update rate drawn from 1, 2.5, 5 or
 25 GB/s, its draw seeded at 2039.  Every regime is in the ``probe13`` split.
 
+Fourteenth probe
+----------------
+The thirteenth probe's errors have been read too.  :data:`PROBE14` is a
+fifteenth held-out set, fixed and committed before it was run, to judge
+intervals that read how much the compute varies off the runs' own step
+times when the user does not say: the thirteenth probe's factors with
+heavy-tailed compute as a third jitter level, its draw seeded at 2040.
+Every regime is in the ``probe14`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -245,10 +254,10 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
-           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "DESIGNS", "PROBE_PATH",
+           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "DESIGNS", "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
-           "PROBE12_PATH", "PROBE13_PATH",
+           "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -450,9 +459,18 @@ PROBE13 = Design(
     CORPUS_WORKERS, "b", split="probe13",
     summary="the thirteenth probe (every regime held out: the seventh probe's network on "
             "one to four servers, half sync, four update rates)")
+#: The fourteenth probe: a fifteenth held-out set, fixed before it was run, of the
+#: thirteenth probe's factors with heavy-tailed compute too (module notes).  Its split is
+#: ``probe14``.
+PROBE14 = Design(
+    "probe14", dict(PROBE13.factors, jitter=("none", "lognormal", "pareto")), {}, 24, 2040,
+    CORPUS_WORKERS, "d", split="probe14",
+    summary="the fourteenth probe (every regime held out: the thirteenth probe's factors, "
+            "a third of the regimes with heavy-tailed compute)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
-                               PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13)}
+                               PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
+                               PROBE14)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -482,6 +500,8 @@ PROBE11_PATH = PROBE_PATHS["probe11"]
 PROBE12_PATH = PROBE_PATHS["probe12"]
 #: The committed thirteenth probe.
 PROBE13_PATH = PROBE_PATHS["probe13"]
+#: The committed fourteenth probe.
+PROBE14_PATH = PROBE_PATHS["probe14"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
