@@ -319,6 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "
                         "(with the regime's overlap) instead of its coarse profile")
+    v.add_argument("--cv-unknown", action="store_true",
+                   help="matrix --only corpus: the user does not say how much the compute "
+                        "varies (the models take it as steady; the intervals read it off the "
+                        "runs' step times)")
     v.add_argument("--suggested-run", action="store_true",
                    help="matrix --only corpus: also measure the run each selection suggests "
                         "(where the models the 1-2 worker runs cannot tell apart part most) and "

@@ -130,6 +130,27 @@ def test_the_user_says_whether_the_switches_may_drop_packets(buffer, lossy):
     assert ("retransmission timeout a step" in told.why) == (not lossy)
 
 
+def _loss_free(mode: str, jitter: str) -> list:
+    return next(rs for rs in BY_REGIME.values() if rs[0]["mode"] == mode
+                and rs[0]["jitter"] == jitter and rs[0]["buffer"] == "deep")
+
+
+def test_a_user_who_does_not_say_how_much_the_compute_varies_gets_the_steady_interval():
+    # sync closed forms ignore the compute CV, so the points stay; beyond the runs the
+    # interval then grows 0.03 per e-fold of workers instead of hypot(0.03, 0.05)
+    rows = _loss_free("sync", "lognormal")
+    told = evaluate_regime(rows, simulate=False)
+    untold = evaluate_regime(rows, simulate=False, cv_given=False)
+    assert told.chosen == untold.chosen
+    for a, b in zip(told.points, untold.points):
+        assert a["predicted"] == pytest.approx(b["predicted"], rel=1e-12)
+        assert b["high"] / b["low"] < a["high"] / a["low"]
+    # steady compute: nothing to say, nothing changes
+    rows = _loss_free("sync", "none")
+    assert evaluate_regime(rows, simulate=False).points == \
+        evaluate_regime(rows, simulate=False, cv_given=False).points
+
+
 def test_the_suggested_run_becomes_a_calibration_run():
     rows = _first("train", "async")
     plain = evaluate_regime(rows, simulate=False)
@@ -153,6 +174,7 @@ def test_the_suggested_run_becomes_a_calibration_run():
     (["validate", "dl2", "--split", "test"], "--split"),
     (["validate", "dl2", "--only", "ns3"], "--only"),
     (["validate", "matrix", "--only", "corpus", "--dl2-extra", "most-servers"], "--dl2-extra"),
+    (["validate", "matrix", "--only", "ns3", "--cv-unknown"], "--cv-unknown"),
 ])
 def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
     assert main(argv) == 2

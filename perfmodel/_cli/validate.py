@@ -45,7 +45,7 @@ def _corpus(args, train, path: Path | None) -> tuple:
     with progress_bar(total, "regimes") as tick:
         report = evaluate_corpus(rows=rows, train_workers=train, splits=splits,
                                  layers=args.layers, suggested=args.suggested_run,
-                                 progress=lambda done, _total: tick(done))
+                                 cv_given=not args.cv_unknown, progress=lambda done, _total: tick(done))
     probe = "TCP controls and DNNs the corpus never ran"
     design = DESIGNS.get({p: name for name, p in CORPORA.items()}.get(path))
     if design is not None and design.summary:   # a probe: what it holds out
@@ -67,6 +67,7 @@ def _scoped_flags(args) -> list:
               matrix and "corpus" in only)
     return [("--layers", "layers", *corpus), ("--split", "split", *corpus),
             ("--suggested-run", "suggested_run", *corpus), ("--corpus", "corpus", *corpus),
+            ("--cv-unknown", "cv_unknown", *corpus),
             ("--ns3", "ns3", "the matrix's ns-3 runs (`perfmodel validate matrix`)",
              matrix and "ns3" in only),
             ("--dl2-extra", "dl2_extra", "the matrix's DL2 part (`perfmodel validate matrix`)",

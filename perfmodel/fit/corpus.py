@@ -148,14 +148,16 @@ def _measurements(rows: list[dict]) -> list[Measurement]:
 
 def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAIN_WORKERS,
                     simulate: bool = True, layers: bool = False, suggested: bool = False,
-                    **options) -> RegimeResult:
+                    cv_given: bool = True, **options) -> RegimeResult:
     """Replay the user's path on one regime's rows (all with the same ``regime``);
     ``options`` holds further options of :func:`~perfmodel.fit.selection.select_model`.
     With ``layers`` the user gives the job's per-layer profile (the DNN's
     :func:`~perfmodel.zoo.pipedream_trace`) instead of its coarse profile.  With
     ``suggested`` the user also measures the run the selection suggests
     (``Selection.suggested_run``, where the models the runs cannot tell apart part
-    most), when the corpus has it, and selects again on all the runs."""
+    most), when the corpus has it, and selects again on all the runs.  Unless
+    ``cv_given`` the user does not say how much the compute varies: the cluster
+    keeps its default (steady compute), as a user who does not know would."""
     rows = sorted(rows, key=lambda r: int(r["workers"]))
     first = rows[0]
     profile = zoo.profile(f"{first['dnn']}-pipedream").replace(
@@ -168,7 +170,8 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
         profile = given.coarse_profile()
     cluster = Cluster(machines=max(int(r["workers"]) for r in rows) + int(first["n_ps"]),
                       nic_bandwidth=float(first["bandwidth"]),
-                      compute_cv=float(first["compute_cv"]), retransmit_timeout=MIN_RTO)
+                      compute_cv=float(first["compute_cv"]) if cv_given else 0.0,
+                      retransmit_timeout=MIN_RTO)
     ms = _measurements(rows)
     train = [m for m in ms if m.workers in train_workers]
     test = [m for m in ms if m.workers not in train_workers]
@@ -313,7 +316,7 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
                     regimes: Sequence[str] | None = None,
                     train_workers: Sequence[int] = TRAIN_WORKERS,
                     simulate: bool = True, layers: bool = False, suggested: bool = False,
-                    progress=None, **options) -> CorpusReport:
+                    cv_given: bool = True, progress=None, **options) -> CorpusReport:
     """The held-out protocol on every regime of the corpus (module notes).
 
     Parameters
@@ -338,6 +341,10 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
     suggested : bool
         The user also measures the run the selection suggests, where the corpus has
         it (:func:`evaluate_regime`).
+    cv_given : bool
+        The user says how much the compute varies (the regime's compute CV); False:
+        does not, and the cluster keeps its default, steady compute
+        (:func:`evaluate_regime`).
     **options
         Further options of :func:`~perfmodel.fit.selection.select_model`
         (``extrapolation``, ``tolerance`` ...), to compare rules on ``train``.
@@ -361,7 +368,8 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
         try:
             results.append(evaluate_regime(group, train_workers=train_workers,
                                            simulate=simulate, layers=layers,
-                                           suggested=suggested, **options))
+                                           suggested=suggested, cv_given=cv_given,
+                                           **options))
         except (PerfModelError, Infeasible) as err:
             notes.append(f"{name}: {err}")
         if progress is not None:
