@@ -132,6 +132,16 @@ def test_the_fourteenth_probe_adds_heavy_tailed_compute_to_the_thirteenths_facto
     assert nc.PROBE14_PATH.name == "ns3_probe14.csv"
 
 
+def test_the_fifteenth_probe_is_the_fourteenths_factors_all_sync():
+    d = nc.design(spec=nc.PROBE15)
+    assert d == nc.design(spec=nc.PROBE15) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe15"} and {r["regime"][0] for r in d} == {"e"}
+    assert {r["mode"] for r in d} == {"sync"}
+    assert Counter(r["jitter"] for r in d) == {"none": 8, "lognormal": 8, "pareto": 8}
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE14)]  # a new draw
+    assert nc.PROBE15_PATH.name == "ns3_probe15.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -30,9 +30,10 @@ the seventh's with slower updates, the tenth (split ``probe10``), the
 ninth's drawn again, the eleventh (split ``probe11``), the ninth's with
 every regime overlapping, the twelfth (split ``probe12``), the fifth's
 network with two sync regimes to each async one, the thirteenth (split
-``probe13``), the seventh's network on one to four servers, half sync, and
+``probe13``), the seventh's network on one to four servers, half sync,
 the fourteenth (split ``probe14``), the thirteenth's with heavy-tailed compute
-too.
+too, and the fifteenth (split ``probe15``), the fourteenth's with every regime
+sync.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume

@@ -217,6 +217,15 @@ times when the user does not say: the thirteenth probe's factors with
 heavy-tailed compute as a third jitter level, its draw seeded at 2040.
 Every regime is in the ``probe14`` split.
 
+Fifteenth probe
+---------------
+The fourteenth probe's errors have been read too.  :data:`PROBE15` is a
+sixteenth held-out set, fixed and committed before it was run, to judge a
+rule for sync jobs whose compute varies (the simulator, which draws each
+step's slowest worker, answers their 1-2 runs): the fourteenth probe's
+factors, every regime sync, its draw seeded at 2041.  Every regime is in the
+``probe15`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -254,10 +263,10 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
-           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "DESIGNS", "PROBE_PATH",
+           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "DESIGNS", "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
-           "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH",
+           "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -467,10 +476,18 @@ PROBE14 = Design(
     CORPUS_WORKERS, "d", split="probe14",
     summary="the fourteenth probe (every regime held out: the thirteenth probe's factors, "
             "a third of the regimes with heavy-tailed compute)")
+#: The fifteenth probe: a sixteenth held-out set, fixed before it was run, of the
+#: fourteenth probe's factors with every regime sync (module notes).  Its split is
+#: ``probe15``.
+PROBE15 = Design(
+    "probe15", dict(PROBE14.factors, mode=("sync",)), {}, 24, 2041, CORPUS_WORKERS, "e",
+    split="probe15",
+    summary="the fifteenth probe (every regime held out: the fourteenth probe's factors, "
+            "every regime sync)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
-                               PROBE14)}
+                               PROBE14, PROBE15)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -502,6 +519,8 @@ PROBE12_PATH = PROBE_PATHS["probe12"]
 PROBE13_PATH = PROBE_PATHS["probe13"]
 #: The committed fourteenth probe.
 PROBE14_PATH = PROBE_PATHS["probe14"]
+#: The committed fifteenth probe.
+PROBE15_PATH = PROBE_PATHS["probe15"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
