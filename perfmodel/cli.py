@@ -322,8 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(with the regime's overlap) instead of its coarse profile")
     v.add_argument("--cv-unknown", action="store_true",
                    help="matrix --only corpus: the user does not say how much the compute "
-                        "varies (the models take it as steady; the intervals read it off the "
-                        "runs' step times)")
+                        "varies (the models and their intervals take it as steady)")
     v.add_argument("--suggested-run", action="store_true",
                    help="matrix --only corpus: also measure the run each selection suggests "
                         "(where the models the 1-2 worker runs cannot tell apart part most) and "

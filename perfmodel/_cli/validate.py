@@ -45,7 +45,8 @@ def _corpus(args, train, path: Path | None) -> tuple:
     with progress_bar(total, "regimes") as tick:
         report = evaluate_corpus(rows=rows, train_workers=train, splits=splits,
                                  layers=args.layers, suggested=args.suggested_run,
-                                 cv_given=not args.cv_unknown, progress=lambda done, _total: tick(done))
+                                 cv_given=not args.cv_unknown,
+                                 progress=lambda done, _total: tick(done))
     probe = "TCP controls and DNNs the corpus never ran"
     design = DESIGNS.get({p: name for name, p in CORPORA.items()}.get(path))
     if design is not None and design.summary:   # a probe: what it holds out
