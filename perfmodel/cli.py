@@ -52,6 +52,11 @@ def _add_selection_flags(p) -> None:
                    help="with --measurements carrying server_cpu and worker_cpu: cores a "
                         "server or worker may use; caps the chosen model at the runs' CPU "
                         "ceiling (without it the readings are unused)")
+    p.add_argument("--server-cpu", choices=("fcfs", "own"),
+                   help="with --measurements: how a parameter server applies updates: one at "
+                        "a time (fcfs, the default: no answer beyond servers x batch / "
+                        "t_update samples/s for async), or each worker's on its own core "
+                        "(own: no such cap)")
 
 
 # ---------------------------------------------------------------- parser

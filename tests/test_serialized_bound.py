@@ -1,12 +1,14 @@
-"""The serialized bound of async SGD and the hardware's cap on every interval.
+"""The serialized bound of async SGD and the hardware's cap on every interval and estimate.
 
 ``AsyncMVA(serialized_bound=True)`` caps a worker's cycle at
 ``serialized_cycle`` (every other worker's transfers and updates served
-first); ``Calibrated.estimate`` caps an interval at the contention-free bound.
+first); ``Calibrated.estimate`` caps an interval at the contention-free bound,
+and with servers that apply one update at a time an estimate at what they apply.
 Checked by hand, against the simulator where the bound is exact, and as
 properties.
 """
 
+import dataclasses
 import json
 import math
 import re
@@ -20,14 +22,17 @@ from perfmodel import zoo
 from perfmodel.cli import main
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
+from perfmodel.coarse import LockStep
 from perfmodel.fit.selection import (
     Calibrated,
     contention_free_throughput,
     default_candidates,
     select_model,
+    server_throughput,
 )
 from perfmodel.floors import link_floor
 from perfmodel.measurements import Measurement
+from perfmodel.placement.ns3_corpus import COMMITTED_SETS, read_rows
 from perfmodel.queueing import AsyncMVA, serialized_cycle
 from perfmodel.sim.model import TraceSim
 from perfmodel.specs import Cluster, Config, Profile
@@ -216,3 +221,117 @@ def test_predict_says_which_intervals_the_hardware_capped(tmp_path, capsys):
     by_point = {(r["workers"], round(r["bandwidth"] * 8 / 1e9)): r for r in records}
     assert "capped" in by_point[(3, 1)]["interval_source"]
     assert "capped" not in by_point[(3, 10)]["interval_source"]
+
+
+# --------------------------------------------------------------------------
+# The servers' update CPUs
+# --------------------------------------------------------------------------
+
+def test_server_throughput_by_hand():
+    # each of 2 servers applies its half of an update in 0.02 s: 100 gradients/s together
+    assert server_throughput(PROFILE, _async(8, 2)) == pytest.approx(2 * 32 / 0.04)
+    # sync: one update a step of 8 gradients
+    assert server_throughput(PROFILE, Config(n_replicas=8, n_ps=2)) == pytest.approx(
+        8 * 2 * 32 / 0.04)
+    # no servers, a model-parallel configuration or a free update: no bound
+    assert server_throughput(PROFILE, Config(n_replicas=8, n_ps=0)) == math.inf
+    assert server_throughput(PROFILE, Config(n_workers=2, n_replicas=4, n_ps=2,
+                                             mode="async")) == math.inf
+    assert server_throughput(PROFILE.replace(t_update=0.0), _async(8, 2)) == math.inf
+
+
+def test_every_async_run_of_the_packet_level_sets_respects_its_servers():
+    # the bound is physics, not a fit: no committed ns-3 run applies more gradients
+    # than its servers can, and some sit on the bound (the cap is not idle)
+    ratios = []
+    for path in COMMITTED_SETS.values():
+        for r in read_rows(path):
+            if r["mode"] != "async":
+                continue
+            profile = Profile(model_bytes=1.0, t_forward=0.1, t_backward=0.1,
+                              t_update=float(r["t_update"]), batch_size=int(r["batch_size"]))
+            bound = server_throughput(profile, _async(int(r["workers"]), int(r["n_ps"])))
+            ratios.append(float(r["throughput"]) / bound)
+    assert len(ratios) > 1000
+    assert max(ratios) <= 1 + 1e-6
+    assert sum(x > 0.999 for x in ratios) >= 20
+
+
+def test_lock_step_workers_are_slowed_to_what_one_update_cpu_applies():
+    # lock-step workers never queue at the server: 16 of them with a 1 MB model on one
+    # server would apply more than 1 / 0.04 gradients a second; one update CPU caps them
+    small = PROFILE.replace(model_bytes=1e6)
+    own = Calibrated("async-lockstep", "closed form", LockStep(), log_residuals=(0.05, -0.05),
+                     mode="async")
+    fcfs = dataclasses.replace(own, server_cpu="fcfs")
+    config = _async(16, 1)
+    fast, capped = own.estimate(small, CLUSTER, config), fcfs.estimate(small, CLUSTER, config)
+    top = 32 / 0.04
+    assert fast.throughput > top
+    assert capped.throughput == pytest.approx(top, rel=1e-5)
+    assert capped.bottleneck == "update" and capped.meta["server_throughput"] < top * 1.001
+    assert capped.step_time == pytest.approx(sum(capped.phases.values()), rel=1e-9)
+    assert capped.phases["update"] - fast.phases["update"] == pytest.approx(
+        capped.step_time - fast.step_time)
+    assert capped.throughput_interval[1] <= top * (1 + 1e-5)
+    assert capped.throughput_interval[0] <= capped.throughput
+    # below the bound nothing changes
+    for k in (1, 2):
+        assert fcfs.estimate(small, CLUSTER, _async(k, 1)) == own.estimate(
+            small, CLUSTER, _async(k, 1))
+
+
+def test_the_option_is_validated():
+    with pytest.raises(SpecError, match="server_cpu"):
+        Calibrated("m", "queueing", AsyncMVA(), server_cpu="shared")
+    runs = [Measurement(k, 1, CLUSTER.nic_bandwidth, x, 32, "async")
+            for k, x in ((1, 60.0), (2, 110.0))]
+    with pytest.raises(SpecError, match="server_cpu"):
+        select_model(PROFILE, CLUSTER, runs, server_cpu="shared")
+
+
+@settings(max_examples=15, deadline=None)
+@given(profile=profiles, bandwidth=st.floats(1e8, 1e10), p=st.integers(1, 4),
+       faster=st.floats(0.8, 1.2))
+def test_no_selected_estimate_or_interval_tops_the_servers(profile, bandwidth, p, faster):
+    # runs up to 20% faster than the MVA (a level below 1) and the lock-step reading among
+    # the alternatives: whatever the selection answers stays within what the servers apply
+    cluster = Cluster(machines=40, nic_bandwidth=bandwidth)
+    runs = [Measurement(k, p, bandwidth, faster * AsyncMVA().estimate(
+        profile, cluster, _async(k, p)).throughput, profile.batch_size, "async")
+        for k in (1, 2)]
+    sel = select_model(profile, cluster, runs, mode="async", compute_cv=0.0)
+    for fcfs, chosen in ((True, sel.chosen),
+                         (False, dataclasses.replace(sel.chosen, server_cpu="own"))):
+        for k in (4, 16, 32):
+            config = _async(k, p)
+            est = chosen.estimate(profile, cluster, config)
+            top = server_throughput(profile, config) * (1 + 1e-5)
+            if fcfs:
+                assert est.throughput <= top
+                assert est.throughput_interval[1] <= max(top, est.throughput)
+            assert est.throughput_interval[0] <= est.throughput <= est.throughput_interval[1]
+
+
+def test_cli_caps_at_the_servers_unless_they_update_on_their_own_cores(tmp_path, capsys):
+    # runs that scale perfectly from 1 to 2 workers; a 200 ms update on one server caps
+    # async SGD at 128 / 0.2 = 640 samples/s, which the MVA leveled by these runs passes
+    runs = tmp_path / "runs.csv"
+    runs.write_text("workers,n_ps,bandwidth,throughput,mode\n"
+                    "1,1,25Gbps,200,async\n2,1,25Gbps,400,async\n")
+    argv = ["predict", "--measurements", str(runs), "--profile", "zoo:resnet50-pipedream",
+            "--t-update", "200ms", "--workers", "2,16", "--bandwidth", "25Gbps",
+            "--format", "json"]
+    answers = {}
+    for flag in ([], ["--server-cpu", "own"]):
+        assert main(argv + flag) == 0
+        answers[tuple(flag)] = {r["workers"]: r for r in json.loads(capsys.readouterr().out)}
+    capped, own = answers[()], answers[("--server-cpu", "own")]
+    assert capped[16]["throughput"] == pytest.approx(640.0, rel=1e-5)
+    assert capped[16]["bottleneck"] == "update"
+    assert capped[16]["throughput_interval"][1] <= 640.0 * (1 + 1e-5)
+    assert own[16]["throughput"] > 650.0
+    assert capped[2]["throughput"] == own[2]["throughput"] < 640.0
+    # the flag shapes the selection only
+    assert main(["predict", "--server-cpu", "own", "--workers", "2"]) == 2
+    assert "--server-cpu" in capsys.readouterr().err

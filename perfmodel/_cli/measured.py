@@ -12,7 +12,7 @@ __all__ = ["selection_of", "workload_of", "check_selection_flags"]
 #: Flags that only shape what `--measurements` selects (flag, argparse dest).
 SELECTION_FLAGS = (("--lossy", "lossy"), ("--simulate", "simulate"), ("--link", "link"),
                    ("--cpu-capacity", "cpu_capacity"), ("--trace", "trace"),
-                   ("--calibration", "calibration"))
+                   ("--calibration", "calibration"), ("--server-cpu", "server_cpu"))
 
 
 def workload_of(args, profile):
@@ -47,7 +47,8 @@ def selection_of(args, profile, cluster):
                                  simulate=bool(getattr(args, "simulate", False)),
                                  link_sharing=getattr(args, "link", None),
                                  cpu_capacity=getattr(args, "cpu_capacity", None),
-                                 calibration=getattr(args, "calibration", None) or "auto")
+                                 calibration=getattr(args, "calibration", None) or "auto",
+                                 server_cpu=getattr(args, "server_cpu", None) or "fcfs")
     except SpecError as err:
         if err.field != "cpu_capacity":
             raise

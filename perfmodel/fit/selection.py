@@ -229,6 +229,17 @@ Whatever widened it, no interval reaches above what the hardware allows
 K workers run no faster than K times one worker alone, nor than the busiest
 link carries at line rate (:func:`perfmodel.floors.link_floor`).
 
+Nor faster than the servers apply updates, when each applies one at a time
+(``server_cpu="fcfs"``, :func:`select_model`'s default: the server station of
+Li et al. 2022's async queueing model, and a parameter server with one update
+thread): async SGD applies every gradient, so K workers on P servers apply at
+most ``P / t_update`` gradients a second (:func:`server_throughput`).  Models
+without that queue (lock-step workers, the simulator with an update core per
+worker) and a level calibrated below 1 would pass it; the estimate is slowed
+to it (``bottleneck = "update"``) and the interval stops there.  It is a
+cap, not a fit: a declared ``t_update`` and the server count fix it.  A
+server that updates on a core per worker is ``server_cpu="own"``.
+
 References
 ----------
 Li, Paolieri, Golubchik, Lin, Yan. Predicting Throughput of Distributed SGD.
@@ -284,8 +295,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "COMPUTE_CV_GROWTH",
-           "extrapolation_growth", "contention_free_throughput",
-           "incast_throughput",
+           "extrapolation_growth", "contention_free_throughput", "SERVER_CPUS",
+           "server_throughput", "incast_throughput",
            "ASYNC_EVIDENCE_WORKERS", "Calibrated",
            "Score", "Selection", "choose", "validity", "calibrate_candidate", "select_model"]
 
@@ -295,6 +306,14 @@ LOCKSTEP_CV = 0.05
 #: The simulator candidates' replications on a (possibly) lossy link (see
 #: :func:`default_candidates`).
 LOSSY_REPLICATIONS = 4
+
+#: Relative slack of :func:`server_throughput` as a cap: a run's throughput, rounded to
+#: the digits a results file keeps, may read a hair above the bound it sits on.
+_SERVER_SLACK = 1e-6
+
+#: How a server applies updates: one at a time ("fcfs") or each worker's on its own core
+#: ("own"); the simulator's ``server_cpu`` values (:class:`~perfmodel.sim.model.TraceSim`).
+SERVER_CPUS = ("fcfs", "own")
 
 #: How an interval widens beyond the calibrated worker counts (:class:`Calibrated`).
 EXTRAPOLATIONS = ("growth", "linear", "sqrt", "none")
@@ -901,6 +920,56 @@ def _links_carry(workload, cluster: Cluster, config: Config) -> float:
     return config.n_replicas * profile.batch_size / floor if floor > 0 else math.inf
 
 
+def server_throughput(workload, config: Config) -> float:
+    """Samples/s the parameter servers' update CPUs allow: an upper bound.
+
+    Each of the P servers holds 1/P of the model and applies its share of an
+    update in ``t_update / P``, one update at a time (one update CPU a server:
+    the parameter server's queue of Li et al. 2022's async model, eqs. 1-6,
+    and the ns-3 engine's server).  An async job makes every gradient an
+    update, so its K workers together apply at most ``P / t_update``
+    gradients a second, ``P batch / t_update`` samples/s whatever K is; a
+    sync step of K gradients is one update, ``P K batch / t_update``.
+    All-reduce (no servers), a model-parallel configuration or a free update
+    (``t_update = 0``): no bound (inf).
+
+    Examples
+    --------
+    >>> from perfmodel.specs import Profile, Config
+    >>> p = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.02,
+    ...             batch_size=32)
+    >>> server_throughput(p, Config(n_replicas=8, n_ps=2, mode="async"))   # 2 x 32 / 0.02
+    3200.0
+    >>> server_throughput(p, Config(n_replicas=8, n_ps=2))                 # sync: 8 x 3200
+    25600.0
+    >>> server_throughput(p, Config(n_replicas=8, n_ps=0))                 # all-reduce
+    inf
+    """
+    profile = workload if isinstance(workload, Profile) else workload.coarse_profile()
+    if config.n_ps < 1 or config.n_workers > 1 or profile.t_update <= 0:
+        return math.inf
+    gradients = 1 if config.mode == "async" else config.n_replicas
+    return config.n_ps * gradients * profile.batch_size / profile.t_update
+
+
+def _under_servers(est: Estimate, workload, config: Config) -> Estimate:
+    """``est`` slowed to :func:`server_throughput` where it predicts more."""
+    top = server_throughput(workload, config) * (1.0 + _SERVER_SLACK)
+    if est.throughput <= top:
+        return est
+    ratio = top / est.throughput
+    step = est.step_time / ratio
+    # the added seconds are waits for the update CPU: the MVA's queue at its server station
+    phases = (dict(est.phases, update=est.phases.get("update", 0.0) + step - est.step_time)
+              if est.phases else {})
+    interval = (None if est.throughput_interval is None else
+                tuple(min(v, top) for v in est.throughput_interval))
+    return dataclasses.replace(
+        est, step_time=step, throughput=top, phases=phases, bottleneck="update",
+        epoch_time=None if est.epoch_time is None else est.epoch_time / ratio,
+        throughput_interval=interval, meta=dict(est.meta, server_throughput=top))
+
+
 def incast_throughput(estimate: Estimate, retransmit_timeout: float) -> float:
     """Samples/s of a sync ``estimate`` with one retransmission timeout in every step.
 
@@ -981,6 +1050,13 @@ class Calibrated:
         The CPU ceiling of the calibration runs (:func:`cpu_ceiling`); a sync
         estimate above it is slowed to it (``bottleneck = "cpu_ceiling"``,
         a ``cpu_ceiling`` phase holds the added seconds).
+    server_cpu : {"own", "fcfs"}
+        ``"fcfs"``: each server applies one update at a time, so an estimate
+        above :func:`server_throughput` is slowed to it (``bottleneck =
+        "update"``, the ``update`` phase holds the added seconds,
+        ``meta["server_throughput"]`` the cap) and no interval reaches above
+        it.  ``"own"`` (default here; not in
+        :func:`select_model`): no such bound.
     alternatives : tuple of Calibrated
         The other candidates the runs cannot rule out (:func:`plausible`):
         the interval reaches their predictions too (model uncertainty), and
@@ -1012,6 +1088,7 @@ class Calibrated:
     queueing_runs: tuple = ()
     incast: bool = False
     ceiling: Any = None
+    server_cpu: str = "own"
     alternatives: tuple = ()
     pooled: tuple = ()
 
@@ -1024,6 +1101,7 @@ class Calibrated:
             _v.nonnegative("growth", self.growth)
         if self.mode not in EXTRAPOLATION_GROWTH:
             raise SpecError("mode", f"expected 'sync' or 'async', got {self.mode!r}")
+        _v.choice("server_cpu", self.server_cpu, SERVER_CPUS)
 
     def halfwidth_at(self, workers: int) -> float:
         """Log half-width for a configuration of ``workers`` (extrapolation widening)."""
@@ -1065,6 +1143,8 @@ class Calibrated:
         alone = (math.inf if config.n_workers > 1 else config.n_replicas * self.model.estimate(
             workload, calibrated, config.replace(n_replicas=1)).throughput)
         carried = _links_carry(workload, calibrated, config) if math.isfinite(alone) else math.inf
+        if self.server_cpu == "fcfs":
+            carried = min(carried, server_throughput(workload, config) * (1.0 + _SERVER_SLACK))
         h = self.halfwidth_at(config.n_replicas)
         low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
         low, high = min(low, own), max(high, own)
@@ -1101,8 +1181,9 @@ class Calibrated:
         return self._on_calibrated(workload, cluster.replace(**dict(self.overrides)), config)
 
     def _on_calibrated(self, workload, calibrated: Cluster, config: Config) -> Estimate:
-        return _under_ceiling(self.model.estimate(workload, calibrated, config), self.ceiling,
-                              config)
+        est = _under_ceiling(self.model.estimate(workload, calibrated, config), self.ceiling,
+                             config)
+        return _under_servers(est, workload, config) if self.server_cpu == "fcfs" else est
 
 
 def calibrate_candidate(candidate: ModelCandidate, profile: Profile, cluster: Cluster,
@@ -1511,7 +1592,7 @@ def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measur
         cal, why=why, extrapolation=chosen.extrapolation, growth=chosen.growth,
         mode=chosen.mode,
         reach_contention_free=chosen.reach_contention_free, queueing_runs=chosen.queueing_runs,
-        incast=chosen.incast, ceiling=chosen.ceiling,
+        incast=chosen.incast, ceiling=chosen.ceiling, server_cpu=chosen.server_cpu,
         alternatives=(dataclasses.replace(chosen, alternatives=()), *chosen.alternatives))
 
 
@@ -1523,7 +1604,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  extrapolation: str = "growth", lossy: bool | None = False,
                  timeout_band: float = TIMEOUT_BAND, simulate: bool = False,
                  cpu_capacity: float | None = None, calibration: str = "auto",
-                 spaced: bool = True, pool: bool = False) -> Selection:
+                 spaced: bool = True, pool: bool = False,
+                 server_cpu: str = "fcfs") -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1620,6 +1702,15 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         short of the gain set for it beforehand, docs/validation.md).  Async
         jobs are never pooled: from 1-2 runs the prior, not a tie, picks
         their model.
+    server_cpu : {"fcfs", "own"}
+        How the job's parameter servers apply updates.  ``"fcfs"`` (default):
+        one at a time, as the MVA's server station has it (Li et al. 2022,
+        eqs. 1-6) and as a server with one update thread does, so no estimate,
+        interval or suggested run goes above :func:`server_throughput` (an
+        async job: ``P batch / t_update`` samples/s), which a model without
+        that queue (the simulator's own update cores, lock-step workers) or a
+        level below 1 would otherwise pass.  ``"own"``: each worker's update
+        on its own core (Li et al. 2022's Algorithm 1), no such bound.
 
     Returns
     -------
@@ -1647,6 +1738,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if compute_cv is None:
         compute_cv = getattr(cluster, "compute_cv", None)
     lockstep_cv = _v.nonnegative("lockstep_cv", lockstep_cv)
+    server_cpu = _v.choice("server_cpu", server_cpu, SERVER_CPUS)
     timeout_band = _v.at_least_one("timeout_band", timeout_band)
     trace = None
     if isinstance(profile, Trace):
@@ -1717,21 +1809,24 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += "; the runs' CPU readings are unused without cpu_capacity"
     other_readings = readings(cands, scores, pick, evidence=evidence)
     spanned = [*plausible(scores, pick, evidence=evidence), *other_readings]
-    alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling) for i in spanned)
+    alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
+                         for i in spanned)
     others, lead, spans = alternatives, "the runs cannot tell {} apart: they", "spans them"
     if math.isinf(evidence):   # async from 1-2 workers: name the drift the prior keeps out
         kept_out = [c for i, (s, c) in enumerate(zip(scores, fitted))
                     if c is not None and s.valid and not s.prior and i != pick
                     and i not in spanned]
         if kept_out:
-            others = [*alternatives, *kept_out]
+            others = [*alternatives,
+                      *(dataclasses.replace(c, server_cpu=server_cpu) for c in kept_out)]
             lead = ("whether the workers drift apart"
                     + (" and how they pass the link" if other_readings else "")
                     + " decides it: {}")
             spans = (f"spans {', '.join(a.name for a in alternatives)}, not the models the "
                      f"prior keeps out" if alternatives
                      else "does not span the models the prior keeps out")
-    suggestion = suggest_run(fitted[pick], others, profile, cluster, ms) if others else None
+    suggestion = (suggest_run(dataclasses.replace(fitted[pick], server_cpu=server_cpu), others,
+                              profile, cluster, ms) if others else None)
     if suggestion is not None:
         k, gap, names = suggestion
         why += (f"; {lead.format(', '.join(names))} differ by {100 * gap:.0f}% at {k} "
@@ -1751,7 +1846,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += ("; on a link that drops packets the interval reaches down to one "
                 f"retransmission timeout a step beyond {max(m.workers for m in ms)} workers "
                 "(TCP incast, which the runs need not show)")
-    pooled = (tuple(dataclasses.replace(fitted[i], ceiling=ceiling)
+    pooled = (tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
                     for i in pooled_with(scores, pick, spanned))
               if pool and mode == "sync" else ())
     if pooled:
@@ -1766,7 +1861,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                                  growth=growth,
                                  mode=mode, reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,
-                                 ceiling=ceiling, alternatives=alternatives, pooled=pooled)
+                                 ceiling=ceiling, server_cpu=server_cpu,
+                                 alternatives=alternatives, pooled=pooled)
     if spaced and mode == "async":
         chosen = spaced_choice(chosen, profile, cluster, ms, compute_cv=compute_cv or 0.0,
                                overlap=overlap, level=level,
