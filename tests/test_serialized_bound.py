@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 
 from perfmodel import zoo
 from perfmodel.cli import main
-from perfmodel.coarse import SyncCoarse
+from perfmodel.coarse import LockStep, SyncCoarse
 from perfmodel.errors import SpecError
-from perfmodel.coarse import LockStep
 from perfmodel.fit.selection import (
     Calibrated,
     contention_free_throughput,
