@@ -22,6 +22,7 @@ from perfmodel import zoo
 from perfmodel.cli import main
 from perfmodel.coarse import LockStep, SyncCoarse
 from perfmodel.errors import SpecError
+from perfmodel.fit.level import Leveled
 from perfmodel.fit.selection import (
     Calibrated,
     contention_free_throughput,
@@ -295,6 +296,7 @@ def test_the_option_is_validated():
 def test_no_selected_estimate_or_interval_tops_the_servers(profile, bandwidth, p, faster):
     # runs up to 20% faster than the MVA (a level below 1) and the lock-step reading among
     # the alternatives: whatever the selection answers stays within what the servers apply
+    # and what the links carry
     cluster = Cluster(machines=40, nic_bandwidth=bandwidth)
     runs = [Measurement(k, p, bandwidth, faster * AsyncMVA().estimate(
         profile, cluster, _async(k, p)).throughput, profile.batch_size, "async")
@@ -309,6 +311,8 @@ def test_no_selected_estimate_or_interval_tops_the_servers(profile, bandwidth, p
             if fcfs:
                 assert est.throughput <= top
                 assert est.throughput_interval[1] <= max(top, est.throughput)
+            # the links' floor holds either way, a level below 1 or not
+            assert est.step_time >= link_floor(profile, cluster, config) * (1 - 1e-5)
             assert est.throughput_interval[0] <= est.throughput <= est.throughput_interval[1]
 
 
@@ -334,3 +338,22 @@ def test_cli_caps_at_the_servers_unless_they_update_on_their_own_cores(tmp_path,
     # the flag shapes the selection only
     assert main(["predict", "--server-cpu", "own", "--workers", "2"]) == 2
     assert "--server-cpu" in capsys.readouterr().err
+
+
+def test_a_level_below_one_stops_at_the_links_line_rate():
+    # runs 20% faster than the model: the level carries every step 0.8 times the model's,
+    # which at 12 workers on one server would move 12 x 100 MB through a 1 GB/s link in
+    # less than its 1.2 s; the estimate stops at 12 x 32 / 1.2 = 320 samples/s
+    fast = Calibrated("async-mva", "queueing", Leveled(AsyncMVA(), slowdown=0.8),
+                      log_residuals=(0.01, -0.01), mode="async")
+    est = fast.estimate(PROFILE, CLUSTER, _async(12, 1))
+    raw = Leveled(AsyncMVA(), slowdown=0.8).estimate(PROFILE, CLUSTER, _async(12, 1))
+    assert raw.throughput > 320.0
+    assert est.throughput == pytest.approx(320.0, rel=1e-5)
+    assert est.bottleneck == "uplink" and est.meta["links_carry"] == pytest.approx(320.0)
+    assert est.step_time == pytest.approx(sum(est.phases.values()), rel=1e-9)
+    assert est.throughput_interval[1] <= 320.0 * (1 + 1e-5)
+    # where the link is not the bottleneck the level answers as it is
+    one = fast.estimate(PROFILE, CLUSTER, _async(1, 1))
+    assert one.throughput == pytest.approx(
+        Leveled(AsyncMVA(), slowdown=0.8).estimate(PROFILE, CLUSTER, _async(1, 1)).throughput)

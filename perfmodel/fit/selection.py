@@ -229,7 +229,12 @@ Whatever widened it, no interval reaches above what the hardware allows
 K workers run no faster than K times one worker alone, nor than the busiest
 link carries at line rate (:func:`perfmodel.floors.link_floor`).
 
-Nor faster than the servers apply updates, when each applies one at a time
+The estimate itself stops at the links' bound too: a model calibrated by a level below 1
+(runs faster than the model at 1-2 workers) would otherwise carry a link
+past its line rate once the link is the bottleneck, so it is slowed
+to that bound (the added seconds are transfers: ``uplink``, or
+``allreduce`` without servers).  Nor does it go faster than the servers
+apply updates, when each applies one at a time
 (``server_cpu="fcfs"``, :func:`select_model`'s default: the server station of
 Li et al. 2022's async queueing model, and a parameter server with one update
 thread): async SGD applies every gradient, so K workers on P servers apply at
@@ -307,9 +312,10 @@ LOCKSTEP_CV = 0.05
 #: :func:`default_candidates`).
 LOSSY_REPLICATIONS = 4
 
-#: Relative slack of :func:`server_throughput` as a cap: a run's throughput, rounded to
-#: the digits a results file keeps, may read a hair above the bound it sits on.
-_SERVER_SLACK = 1e-6
+#: Relative slack of the hardware's caps on an estimate (the links, the servers): a run's
+#: throughput, rounded to the digits a results file keeps, may read a hair above the
+#: bound it sits on.
+_CAP_SLACK = 1e-6
 
 #: How a server applies updates: one at a time ("fcfs") or each worker's on its own core
 #: ("own"); the simulator's ``server_cpu`` values (:class:`~perfmodel.sim.model.TraceSim`).
@@ -953,21 +959,38 @@ def server_throughput(workload, config: Config) -> float:
 
 
 def _under_servers(est: Estimate, workload, config: Config) -> Estimate:
-    """``est`` slowed to :func:`server_throughput` where it predicts more."""
-    top = server_throughput(workload, config) * (1.0 + _SERVER_SLACK)
+    """``est`` slowed to :func:`server_throughput` where it predicts more; the added
+    seconds are waits for the update CPU (the MVA's queue at its server station)."""
+    top = server_throughput(workload, config) * (1.0 + _CAP_SLACK)
+    return _slowed_to(est, top, "update", "server_throughput")
+
+
+def _under_links(est: Estimate, workload, cluster: Cluster, config: Config) -> Estimate:
+    """``est`` slowed to what its busiest link carries at line rate
+    (:func:`perfmodel.floors.link_floor`), which a level below 1 can pass; the added
+    seconds are transfers (``allreduce`` without servers, else ``uplink``)."""
+    if config.n_workers > 1:
+        return est
+    top = _links_carry(workload, cluster, config) * (1.0 + _CAP_SLACK)
+    return _slowed_to(est, top, "uplink" if config.n_ps >= 1 else "allreduce", "links_carry")
+
+
+def _slowed_to(est: Estimate, top: float, phase: str, key: str) -> Estimate:
+    """``est`` with its step lengthened so that its throughput is ``top``, where it is
+    above; ``phase`` takes the added seconds and becomes the bottleneck, ``meta[key]``
+    holds ``top``, and the estimate's own interval stops at ``top``."""
     if est.throughput <= top:
         return est
     ratio = top / est.throughput
     step = est.step_time / ratio
-    # the added seconds are waits for the update CPU: the MVA's queue at its server station
-    phases = (dict(est.phases, update=est.phases.get("update", 0.0) + step - est.step_time)
+    phases = (dict(est.phases, **{phase: est.phases.get(phase, 0.0) + step - est.step_time})
               if est.phases else {})
     interval = (None if est.throughput_interval is None else
                 tuple(min(v, top) for v in est.throughput_interval))
     return dataclasses.replace(
-        est, step_time=step, throughput=top, phases=phases, bottleneck="update",
+        est, step_time=step, throughput=top, phases=phases, bottleneck=phase,
         epoch_time=None if est.epoch_time is None else est.epoch_time / ratio,
-        throughput_interval=interval, meta=dict(est.meta, server_throughput=top))
+        throughput_interval=interval, meta=dict(est.meta, **{key: top}))
 
 
 def incast_throughput(estimate: Estimate, retransmit_timeout: float) -> float:
@@ -1144,7 +1167,7 @@ class Calibrated:
             workload, calibrated, config.replace(n_replicas=1)).throughput)
         carried = _links_carry(workload, calibrated, config) if math.isfinite(alone) else math.inf
         if self.server_cpu == "fcfs":
-            carried = min(carried, server_throughput(workload, config) * (1.0 + _SERVER_SLACK))
+            carried = min(carried, server_throughput(workload, config) * (1.0 + _CAP_SLACK))
         h = self.halfwidth_at(config.n_replicas)
         low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
         low, high = min(low, own), max(high, own)
@@ -1183,6 +1206,7 @@ class Calibrated:
     def _on_calibrated(self, workload, calibrated: Cluster, config: Config) -> Estimate:
         est = _under_ceiling(self.model.estimate(workload, calibrated, config), self.ceiling,
                              config)
+        est = _under_links(est, workload, calibrated, config)
         return _under_servers(est, workload, config) if self.server_cpu == "fcfs" else est
 
 
