@@ -142,6 +142,17 @@ def test_the_fifteenth_probe_is_the_fourteenths_factors_all_sync():
     assert nc.PROBE15_PATH.name == "ns3_probe15.csv"
 
 
+def test_the_sixteenth_probe_is_the_fourteenths_factors_all_async_with_slower_updates():
+    d = nc.design(spec=nc.PROBE16)
+    assert d == nc.design(spec=nc.PROBE16) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe16"} and {r["regime"][0] for r in d} == {"f"}
+    assert {r["mode"] for r in d} == {"async"}
+    assert Counter(r["update_rate"] for r in d) == {0.5e9: 6, 1e9: 6, 1.5e9: 6, 2.5e9: 6}
+    assert Counter(r["jitter"] for r in d) == {"none": 8, "lognormal": 8, "pareto": 8}
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE14)]  # a new draw
+    assert nc.PROBE16_PATH.name == "ns3_probe16.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

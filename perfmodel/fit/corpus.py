@@ -32,8 +32,9 @@ every regime overlapping, the twelfth (split ``probe12``), the fifth's
 network with two sync regimes to each async one, the thirteenth (split
 ``probe13``), the seventh's network on one to four servers, half sync,
 the fourteenth (split ``probe14``), the thirteenth's with heavy-tailed compute
-too, and the fifteenth (split ``probe15``), the fourteenth's with every regime
-sync.
+too, the fifteenth (split ``probe15``), the fourteenth's with every regime
+sync, and the sixteenth (split ``probe16``), the fourteenth's with every regime
+async and slower updates.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume

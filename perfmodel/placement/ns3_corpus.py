@@ -226,6 +226,18 @@ step's slowest worker, answers their 1-2 runs): the fourteenth probe's
 factors, every regime sync, its draw seeded at 2041.  Every regime is in the
 ``probe15`` split.
 
+Sixteenth probe
+---------------
+The fifteenth probe's errors have been read too.  :data:`PROBE16` is a
+seventeenth held-out set, fixed and committed before it was run, to judge a
+rule for async jobs whose server's update CPU, not its link, is the
+bottleneck (the update spacing ``T_S B / M``, the update time over one
+model's transfer time, at least 1): the fourteenth probe's factors, every
+regime async, with the update rate drawn from 0.5, 1, 1.5 or 2.5 GB/s
+(spacings of 0.05 to 6.25 over the three link speeds, six of the twelve
+pairs at 1 or more), its draw seeded at 2042.  Every regime is in the
+``probe16`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -263,10 +275,11 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
-           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "DESIGNS", "PROBE_PATH",
+           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "DESIGNS",
+           "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
-           "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH",
+           "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -484,10 +497,18 @@ PROBE15 = Design(
     split="probe15",
     summary="the fifteenth probe (every regime held out: the fourteenth probe's factors, "
             "every regime sync)")
+#: The sixteenth probe: a seventeenth held-out set, fixed before it was run, of the
+#: fourteenth probe's factors with every regime async and slower updates (module notes).
+#: Its split is ``probe16``.
+PROBE16 = Design(
+    "probe16", dict(PROBE14.factors, mode=("async",), update_rate=(0.5e9, 1e9, 1.5e9, 2.5e9)),
+    {}, 24, 2042, CORPUS_WORKERS, "f", split="probe16",
+    summary="the sixteenth probe (every regime held out: the fourteenth probe's factors, "
+            "every regime async, with slower updates)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
-                               PROBE14, PROBE15)}
+                               PROBE14, PROBE15, PROBE16)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -521,6 +542,8 @@ PROBE13_PATH = PROBE_PATHS["probe13"]
 PROBE14_PATH = PROBE_PATHS["probe14"]
 #: The committed fifteenth probe.
 PROBE15_PATH = PROBE_PATHS["probe15"]
+#: The committed sixteenth probe.
+PROBE16_PATH = PROBE_PATHS["probe16"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
