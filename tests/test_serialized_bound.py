@@ -334,7 +334,10 @@ def test_cli_caps_at_the_servers_unless_they_update_on_their_own_cores(tmp_path,
     assert capped[16]["bottleneck"] == "update"
     assert capped[16]["throughput_interval"][1] <= 640.0 * (1 + 1e-5)
     assert own[16]["throughput"] > 650.0
-    assert capped[2]["throughput"] == own[2]["throughput"] < 640.0
+    # servers that apply one update at a time and take longer to than the link takes to
+    # move it (spacing 6): each worker runs as fast as alone up to the cap
+    assert capped[16]["model"] == "async-bound" != own[16]["model"]
+    assert capped[2]["throughput"] == pytest.approx(400.0, rel=0.01)
     # the flag shapes the selection only
     assert main(["predict", "--server-cpu", "own", "--workers", "2"]) == 2
     assert "--server-cpu" in capsys.readouterr().err

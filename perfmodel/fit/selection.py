@@ -281,6 +281,7 @@ from ..errors import Infeasible, PerfModelError, SpecError
 from ..floors import link_floor
 from ..measurements import measured_cluster, measured_profile
 from ..operational import fit_utilization_ceiling
+from ..queueing import AsyncMVA
 from ..registry import FAMILIES, ModelEntry, Variant
 from ..result import Estimate
 from ..sim.model import BlockTrace, ProfiledTrace, TraceSim
@@ -295,7 +296,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS", "LEVELED", "level_candidate",
            "levels_on", "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level", "tunables_earned",
            "SPACED_SPACING", "SPACED_LEVEL", "SPACED_STEPS", "SPACED_WARMUP", "update_spacing",
-           "spaced_candidate", "spaced_choice",
+           "spaced_candidate", "spaced_choice", "SERVER_BOUND_SPACING", "AsymptoticBound",
+           "server_bound_candidate", "server_bound_choice",
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
            "default_candidates",
            "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with",
@@ -629,6 +631,12 @@ SPACED_LEVEL = 0.05
 SPACED_STEPS, SPACED_WARMUP = 200, 20
 
 
+#: Least update spacing ``T_S B / M`` at which a server's update CPU, not its link, is the
+#: bottleneck station of an async job: each server applies a gradient's share in
+#: ``T_S / P`` and moves it in ``M / (P B)`` (:func:`server_bound_choice`).
+SERVER_BOUND_SPACING = 1.0
+
+
 def update_spacing(profile: Profile, cluster: Cluster) -> float:
     """``T_S B / M``: how long a server's update of one gradient takes beside one
     model's transfer over one link (the same with P servers, each moving and applying
@@ -649,6 +657,109 @@ def spaced_candidate(compute_cv: float, overlap: bool, blocks: int = 4) -> Model
     return level_candidate(ModelCandidate("sim-spaced", "simulation",
                                           simulated_on(sim, overlap, blocks),
                                           modes=("async",), lockstep=False, links=("fair",)))
+
+
+@dataclass(frozen=True)
+class AsymptoticBound:
+    """K async workers, each as fast as ``model`` predicts for one worker alone (with
+    every step ``slowdown`` times longer), up to what the links carry at line rate and
+    what the servers apply one update at a time: the asymptotic bound of a closed
+    network (Lazowska, Zahorjan, Graham, Sevcik, Quantitative System Performance, 1984,
+    Sec. 5.2), which deterministic stations reach sharply at the knee.
+
+    Examples
+    --------
+    >>> from perfmodel.queueing import AsyncMVA
+    >>> from perfmodel.specs import Profile, Cluster, Config
+    >>> p = Profile(model_bytes=100e6, t_forward=0.1, t_backward=0.2, t_update=0.2,
+    ...             batch_size=32)
+    >>> c = Cluster(machines=20, nic_bandwidth="1GB/s")
+    >>> bound = AsymptoticBound(AsyncMVA())       # alone: 0.3 + 2 x 0.1 + 0.2 s a cycle
+    >>> [round(bound.estimate(p, c, Config(n_replicas=k, mode="async")).throughput, 1)
+    ...  for k in (1, 2, 4)]                      # 32 / 0.7 a worker, then 32 / 0.2
+    [45.7, 91.4, 160.0]
+    """
+
+    model: Any
+    slowdown: float = 1.0
+
+    def __post_init__(self):
+        if not hasattr(self.model, "estimate"):
+            raise SpecError("model", f"needs estimate(), got {type(self.model).__name__}")
+        _v.scalar("slowdown", self.slowdown, positive=True)
+
+    @property
+    def modes(self) -> tuple:
+        """Async only: a sync step waits for every worker, which this bound ignores."""
+        return ("async",)
+
+    def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
+        """The bound for ``config`` (async, data-parallel)."""
+        if config.mode != "async" or config.n_workers > 1:
+            raise Infeasible("the asymptotic bound answers async data-parallel jobs only")
+        one = leveled(self.model.estimate(workload, cluster, config.replace(n_replicas=1)),
+                      float(self.slowdown))
+        k = config.n_replicas
+        est = dataclasses.replace(
+            one, throughput=one.throughput * k, throughput_interval=None,
+            epoch_time=None if one.epoch_time is None else one.epoch_time / k,
+            meta=dict(one.meta, model="async-bound"))
+        return _under_servers(_under_links(est, workload, cluster, config), workload, config)
+
+
+def server_bound_candidate(overlap: bool) -> ModelCandidate:
+    """:class:`AsymptoticBound` of the MVA (Li et al. 2022, eqs. 1-6) at one worker:
+    compute, the transfers and one update, no queue, its P servers applying their
+    shares at once (``serialized_bound=True``, exact for one worker, where the MVA
+    visits them in turn), calibrated by its level."""
+    return ModelCandidate("async-bound", "closed form",
+                          AsymptoticBound(AsyncMVA(overlap=overlap, serialized_bound=True)),
+                          grid={"slowdown": SLOWDOWNS}, modes=("async",), lockstep=False)
+
+
+def server_bound_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measurements,
+                        *, overlap: bool, level: float = 0.9,
+                        loo_bound: float | None = None) -> Calibrated:
+    """``chosen`` (the selection's async choice), or :func:`server_bound_candidate`
+    where the servers' update CPUs are the bottleneck.
+
+    With an update spacing ``T_S B / M`` of at least :data:`SERVER_BOUND_SPACING`, a
+    server takes longer to apply a gradient's share than to move it.  Its update CPU,
+    applying one gradient at a time in a fixed ``T_S / P``, releases queued workers
+    exactly that far apart, and their transfers, each shorter than the gap, no longer
+    meet on the links: up to the knee each worker runs as fast as it does alone, beyond
+    it the servers are never idle.  That is the asymptotic bound of the closed network,
+    reached sharply because the bottleneck's service time does not vary; the MVA's
+    exponential stations queue at the knee where this one does not.  It answers only
+    with servers that apply one update at a time (``chosen.server_cpu == "fcfs"``),
+    and, where runs of 3 or more workers show the growth (``loo_bound`` not None),
+    only if its LOO error is at most ``loo_bound``.  ``chosen`` and its alternatives
+    stay in the interval."""
+    spacing = update_spacing(profile, cluster)
+    if spacing < SERVER_BOUND_SPACING or chosen.server_cpu != "fcfs":
+        return chosen
+    try:
+        cal = calibrate_candidate(server_bound_candidate(overlap), profile, cluster,
+                                  measurements, level=level)
+    except (PerfModelError, Infeasible):
+        return chosen
+    if loo_bound is not None and cal.loo_error > loo_bound:
+        return dataclasses.replace(chosen, why=chosen.why + (
+            f"; the servers' update CPUs are the bottleneck (update spacing {spacing:.2f}), "
+            f"but the asymptotic bound fits the runs worse (LOO error "
+            f"{100 * cal.loo_error:.1f}%), so it does not answer"))
+    why = (f"{cal.name} (closed form): the update spacing T_S B / M = {spacing:.2f} >= "
+           f"{SERVER_BOUND_SPACING:g} makes the servers' update CPUs the bottleneck; applying "
+           f"one gradient at a time in a fixed time, they release the workers evenly spaced, "
+           f"so each runs as fast as alone (slowdown {cal.model.slowdown:g}) up to what the "
+           f"servers apply, the asymptotic bound of the closed network; in place of "
+           f"{chosen.why}")
+    return dataclasses.replace(
+        cal, why=why, extrapolation=chosen.extrapolation, growth=chosen.growth,
+        mode=chosen.mode,
+        reach_contention_free=chosen.reach_contention_free, queueing_runs=chosen.queueing_runs,
+        incast=chosen.incast, ceiling=chosen.ceiling, server_cpu=chosen.server_cpu,
+        alternatives=(dataclasses.replace(chosen, alternatives=()), *chosen.alternatives))
 
 
 def level_candidate(cand: ModelCandidate) -> ModelCandidate:
@@ -1629,7 +1740,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  timeout_band: float = TIMEOUT_BAND, simulate: bool = False,
                  cpu_capacity: float | None = None, calibration: str = "auto",
                  spaced: bool = True, pool: bool = False,
-                 server_cpu: str = "fcfs") -> Selection:
+                 server_cpu: str = "fcfs", server_bound: bool = True) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1735,6 +1846,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         that queue (the simulator's own update cores, lock-step workers) or a
         level below 1 would otherwise pass.  ``"own"``: each worker's update
         on its own core (Li et al. 2022's Algorithm 1), no such bound.
+    server_bound : bool
+        For an async job on a loss-free link (``lossy=False``) whose servers apply
+        one update at a time (default True): where the update spacing is at least
+        :data:`SERVER_BOUND_SPACING`, the asymptotic bound of
+        :func:`server_bound_candidate` answers instead, the choice kept in the
+        interval (:func:`server_bound_choice`); once a run has
+        :data:`ASYNC_EVIDENCE_WORKERS` workers or more, only if its LOO error is
+        also within :data:`EVIDENCE` of the choice's.  False: the choice alone.
 
     Returns
     -------
@@ -1887,11 +2006,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                                  queueing_runs=queueing, incast=incast,
                                  ceiling=ceiling, server_cpu=server_cpu,
                                  alternatives=alternatives, pooled=pooled)
+    loo_bound = None if math.isinf(evidence) else scores[pick].loo_error + EVIDENCE
     if spaced and mode == "async":
         chosen = spaced_choice(chosen, profile, cluster, ms, compute_cv=compute_cv or 0.0,
-                               overlap=overlap, level=level,
-                               loo_bound=None if math.isinf(evidence)
-                               else scores[pick].loo_error + EVIDENCE)
+                               overlap=overlap, level=level, loo_bound=loo_bound)
+    if server_bound and mode == "async" and lossy is False:
+        chosen = server_bound_choice(chosen, profile, cluster, ms, overlap=overlap,
+                                     level=level, loo_bound=loo_bound)
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,
                      None if suggestion is None else suggestion[0])
