@@ -153,6 +153,16 @@ def test_the_sixteenth_probe_is_the_fourteenths_factors_all_async_with_slower_up
     assert nc.PROBE16_PATH.name == "ns3_probe16.csv"
 
 
+def test_the_seventeenth_probe_is_the_sixteenths_factors_at_10_and_25_gbps():
+    d = nc.design(spec=nc.PROBE17)
+    assert d == nc.design(spec=nc.PROBE17) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe17"} and {r["regime"][0] for r in d} == {"g"}
+    assert {r["mode"] for r in d} == {"async"}
+    assert Counter(r["bandwidth_gbps"] for r in d) == {10: 12, 25: 12}
+    assert Counter(r["update_rate"] for r in d) == {1e9: 8, 2e9: 8, 4e9: 8}
+    assert nc.PROBE17_PATH.name == "ns3_probe17.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -33,8 +33,9 @@ network with two sync regimes to each async one, the thirteenth (split
 ``probe13``), the seventh's network on one to four servers, half sync,
 the fourteenth (split ``probe14``), the thirteenth's with heavy-tailed compute
 too, the fifteenth (split ``probe15``), the fourteenth's with every regime
-sync, and the sixteenth (split ``probe16``), the fourteenth's with every regime
-async and slower updates.
+sync, the sixteenth (split ``probe16``), the fourteenth's with every regime
+async and slower updates, and the seventeenth (split ``probe17``), the
+sixteenth's at 10 and 25 Gbps with updates of 1 to 4 GB/s.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume

@@ -238,6 +238,15 @@ regime async, with the update rate drawn from 0.5, 1, 1.5 or 2.5 GB/s
 pairs at 1 or more), its draw seeded at 2042.  Every regime is in the
 ``probe16`` split.
 
+Seventeenth probe
+-----------------
+The sixteenth probe's errors have been read too.  :data:`PROBE17` is an
+eighteenth held-out set, fixed and committed before it was run, to judge the
+same rule again on fresh runs: the sixteenth probe's factors at 10 and 25
+Gbps with the update rate drawn from 1, 2 or 4 GB/s (spacings of 0.31 to
+3.1, three of the six pairs at 1 or more and two just below), its draw
+seeded at 2043.  Every regime is in the ``probe17`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -275,11 +284,12 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
-           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "DESIGNS",
+           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
+           "PROBE17_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -505,10 +515,18 @@ PROBE16 = Design(
     {}, 24, 2042, CORPUS_WORKERS, "f", split="probe16",
     summary="the sixteenth probe (every regime held out: the fourteenth probe's factors, "
             "every regime async, with slower updates)")
+#: The seventeenth probe: an eighteenth held-out set, fixed before it was run, of the
+#: sixteenth probe's factors at 10 and 25 Gbps with update rates of 1, 2 or 4 GB/s (module
+#: notes).  Its split is ``probe17``.
+PROBE17 = Design(
+    "probe17", dict(PROBE16.factors, bandwidth_gbps=(10, 25), update_rate=(1e9, 2e9, 4e9)),
+    {}, 24, 2043, CORPUS_WORKERS, "g", split="probe17",
+    summary="the seventeenth probe (every regime held out: the sixteenth probe's factors at "
+            "10 and 25 Gbps, update rates of 1 to 4 GB/s)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
-                               PROBE14, PROBE15, PROBE16)}
+                               PROBE14, PROBE15, PROBE16, PROBE17)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -544,6 +562,8 @@ PROBE14_PATH = PROBE_PATHS["probe14"]
 PROBE15_PATH = PROBE_PATHS["probe15"]
 #: The committed sixteenth probe.
 PROBE16_PATH = PROBE_PATHS["probe16"]
+#: The committed seventeenth probe.
+PROBE17_PATH = PROBE_PATHS["probe17"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
