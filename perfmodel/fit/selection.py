@@ -717,51 +717,6 @@ def server_bound_candidate(overlap: bool) -> ModelCandidate:
                           grid={"slowdown": SLOWDOWNS}, modes=("async",), lockstep=False)
 
 
-def server_bound_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measurements,
-                        *, overlap: bool, level: float = 0.9,
-                        loo_bound: float | None = None) -> Calibrated:
-    """``chosen`` (the selection's async choice), or :func:`server_bound_candidate`
-    where the servers' update CPUs are the bottleneck.
-
-    With an update spacing ``T_S B / M`` of at least :data:`SERVER_BOUND_SPACING`, a
-    server takes longer to apply a gradient's share than to move it.  Its update CPU,
-    applying one gradient at a time in a fixed ``T_S / P``, releases queued workers
-    exactly that far apart, and their transfers, each shorter than the gap, no longer
-    meet on the links: up to the knee each worker runs as fast as it does alone, beyond
-    it the servers are never idle.  That is the asymptotic bound of the closed network,
-    reached sharply because the bottleneck's service time does not vary; the MVA's
-    exponential stations queue at the knee where this one does not.  It answers only
-    with servers that apply one update at a time (``chosen.server_cpu == "fcfs"``),
-    and, where runs of 3 or more workers show the growth (``loo_bound`` not None),
-    only if its LOO error is at most ``loo_bound``.  ``chosen`` and its alternatives
-    stay in the interval."""
-    spacing = update_spacing(profile, cluster)
-    if spacing < SERVER_BOUND_SPACING or chosen.server_cpu != "fcfs":
-        return chosen
-    try:
-        cal = calibrate_candidate(server_bound_candidate(overlap), profile, cluster,
-                                  measurements, level=level)
-    except (PerfModelError, Infeasible):
-        return chosen
-    if loo_bound is not None and cal.loo_error > loo_bound:
-        return dataclasses.replace(chosen, why=chosen.why + (
-            f"; the servers' update CPUs are the bottleneck (update spacing {spacing:.2f}), "
-            f"but the asymptotic bound fits the runs worse (LOO error "
-            f"{100 * cal.loo_error:.1f}%), so it does not answer"))
-    why = (f"{cal.name} (closed form): the update spacing T_S B / M = {spacing:.2f} >= "
-           f"{SERVER_BOUND_SPACING:g} makes the servers' update CPUs the bottleneck; applying "
-           f"one gradient at a time in a fixed time, they release the workers evenly spaced, "
-           f"so each runs as fast as alone (slowdown {cal.model.slowdown:g}) up to what the "
-           f"servers apply, the asymptotic bound of the closed network; in place of "
-           f"{chosen.why}")
-    return dataclasses.replace(
-        cal, why=why, extrapolation=chosen.extrapolation, growth=chosen.growth,
-        mode=chosen.mode,
-        reach_contention_free=chosen.reach_contention_free, queueing_runs=chosen.queueing_runs,
-        incast=chosen.incast, ceiling=chosen.ceiling, server_cpu=chosen.server_cpu,
-        alternatives=(dataclasses.replace(chosen, alternatives=()), *chosen.alternatives))
-
-
 def level_candidate(cand: ModelCandidate) -> ModelCandidate:
     """``cand`` calibrated by its level (:class:`~perfmodel.fit.level.Leveled`: one
     slowdown of every step) instead of its tunables.  Fitted by its level, the
@@ -1678,6 +1633,17 @@ class Selection:
         return "\n".join(lines)
 
 
+def _in_place_of(chosen: Calibrated, cal: Calibrated, why: str) -> Calibrated:
+    """``cal`` answering instead of ``chosen``: with ``chosen``'s interval settings, and
+    ``chosen`` (and what it spanned) among the alternatives its interval reaches."""
+    return dataclasses.replace(
+        cal, why=why, extrapolation=chosen.extrapolation, growth=chosen.growth,
+        mode=chosen.mode,
+        reach_contention_free=chosen.reach_contention_free, queueing_runs=chosen.queueing_runs,
+        incast=chosen.incast, ceiling=chosen.ceiling, server_cpu=chosen.server_cpu,
+        alternatives=(dataclasses.replace(chosen, alternatives=()), *chosen.alternatives))
+
+
 def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measurements, *,
                   compute_cv: float, overlap: bool, level: float = 0.9,
                   loo_bound: float | None = None) -> Calibrated:
@@ -1723,12 +1689,47 @@ def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measur
            f"at a time and fair links keep the gaps), which the simulator replays and the "
            f"MVA's independent workers do not; it reproduces the runs unaided (slowdown "
            f"{slowdown:g}); in place of {chosen.why}")
-    return dataclasses.replace(
-        cal, why=why, extrapolation=chosen.extrapolation, growth=chosen.growth,
-        mode=chosen.mode,
-        reach_contention_free=chosen.reach_contention_free, queueing_runs=chosen.queueing_runs,
-        incast=chosen.incast, ceiling=chosen.ceiling, server_cpu=chosen.server_cpu,
-        alternatives=(dataclasses.replace(chosen, alternatives=()), *chosen.alternatives))
+    return _in_place_of(chosen, cal, why)
+
+
+def server_bound_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measurements,
+                        *, overlap: bool, level: float = 0.9,
+                        loo_bound: float | None = None) -> Calibrated:
+    """``chosen`` (the selection's async choice), or :func:`server_bound_candidate`
+    where the servers' update CPUs are the bottleneck.
+
+    With an update spacing ``T_S B / M`` of at least :data:`SERVER_BOUND_SPACING`, a
+    server takes longer to apply a gradient's share than to move it.  Its update CPU,
+    applying one gradient at a time in a fixed ``T_S / P``, releases queued workers
+    exactly that far apart, and their transfers, each shorter than the gap, no longer
+    meet on the links: up to the knee each worker runs as fast as it does alone, beyond
+    it the servers are never idle.  That is the asymptotic bound of the closed network,
+    reached sharply because the bottleneck's service time does not vary; the MVA's
+    exponential stations queue at the knee where this one does not.  It answers only
+    with servers that apply one update at a time (``chosen.server_cpu == "fcfs"``),
+    and, where runs of 3 or more workers show the growth (``loo_bound`` not None),
+    only if its LOO error is at most ``loo_bound``.  ``chosen`` and its alternatives
+    stay in the interval."""
+    spacing = update_spacing(profile, cluster)
+    if spacing < SERVER_BOUND_SPACING or chosen.server_cpu != "fcfs":
+        return chosen
+    try:
+        cal = calibrate_candidate(server_bound_candidate(overlap), profile, cluster,
+                                  measurements, level=level)
+    except (PerfModelError, Infeasible):
+        return chosen
+    if loo_bound is not None and cal.loo_error > loo_bound:
+        return dataclasses.replace(chosen, why=chosen.why + (
+            f"; the servers' update CPUs are the bottleneck (update spacing {spacing:.2f}), "
+            f"but the asymptotic bound fits the runs worse (LOO error "
+            f"{100 * cal.loo_error:.1f}%), so it does not answer"))
+    why = (f"{cal.name} (closed form): the update spacing T_S B / M = {spacing:.2f} >= "
+           f"{SERVER_BOUND_SPACING:g} makes the servers' update CPUs the bottleneck; applying "
+           f"one gradient at a time in a fixed time, they release the workers evenly spaced, "
+           f"so each runs as fast as alone (slowdown {cal.model.slowdown:g}) up to what the "
+           f"servers apply, the asymptotic bound of the closed network; in place of "
+           f"{chosen.why}")
+    return _in_place_of(chosen, cal, why)
 
 
 def select_model(profile: Profile, cluster: Cluster, measurements, *,
