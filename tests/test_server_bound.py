@@ -12,6 +12,8 @@ import dataclasses
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perfmodel.errors import Infeasible, SpecError
 from perfmodel.fit.selection import (
@@ -136,3 +138,26 @@ def test_a_run_beyond_two_workers_must_not_contradict_it():
     chosen = select_model(PROFILE, CLUSTER, [*runs, third], mode="async").chosen
     assert chosen.name != "async-bound" and "asymptotic bound fits the runs worse" in chosen.why
     assert math.isfinite(chosen.loo_error)
+
+
+profiles = st.builds(Profile, model_bytes=st.floats(1e5, 1e9), t_forward=st.floats(1e-4, 0.5),
+                     t_backward=st.floats(1e-4, 1.0), t_update=st.floats(0.0, 0.5),
+                     batch_size=st.integers(1, 256))
+
+
+@settings(max_examples=60, deadline=None)
+@given(profile=profiles, bandwidth=st.floats(1e8, 1e10), k=st.integers(1, 32),
+       p=st.integers(1, 6), overlap=st.booleans())
+def test_the_mva_never_beats_its_asymptotic_bound(profile, bandwidth, k, p, overlap):
+    # the asymptotic bound holds for any queueing of the same demands (Lazowska et al.
+    # 1984, Sec. 5.2); it grows with the workers and stops at what the servers apply
+    cluster = Cluster(machines=40, nic_bandwidth=bandwidth)
+    mva = AsyncMVA(overlap=overlap)
+    bound = AsymptoticBound(mva)
+    config = _async(k, p)
+    top = bound.estimate(profile, cluster, config).throughput
+    assert mva.estimate(profile, cluster, config).throughput <= top * (1 + 1e-9)
+    assert top <= server_throughput(profile, config) * (1 + 1e-5)
+    assert top <= k * mva.estimate(profile, cluster, _async(1, p)).throughput * (1 + 1e-12)
+    assert top >= bound.estimate(profile, cluster, _async(max(1, k - 1), p)).throughput * (
+        1 - 1e-12)
