@@ -161,3 +161,12 @@ def test_the_mva_never_beats_its_asymptotic_bound(profile, bandwidth, k, p, over
     assert top <= k * mva.estimate(profile, cluster, _async(1, p)).throughput * (1 + 1e-12)
     assert top >= bound.estimate(profile, cluster, _async(max(1, k - 1), p)).throughput * (
         1 - 1e-12)
+
+
+def test_the_spacing_is_the_measured_networks():
+    # predictions asked on a cluster declared at 100 MB/s (spacing 0.2) from runs measured
+    # at 1 GB/s (spacing 2): the runs' network decides, as it does for the spaced simulator
+    slow = CLUSTER.replace(nic_bandwidth=1e8)
+    assert update_spacing(PROFILE, slow) < SERVER_BOUND_SPACING
+    chosen = select_model(PROFILE, slow, _runs(PROFILE, 1), mode="async").chosen
+    assert chosen.name == "async-bound" and "T_S B / M = 2.00" in chosen.why

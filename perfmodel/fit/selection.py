@@ -296,6 +296,7 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "suggest_run", "TUNABLE_GRIDS", "SIM_TUNABLE_GRIDS", "LEVELED", "level_candidate",
            "levels_on", "CALIBRATIONS", "SHAPE_SPAN", "calibrated_by_level", "tunables_earned",
            "SPACED_SPACING", "SPACED_LEVEL", "SPACED_STEPS", "SPACED_WARMUP", "update_spacing",
+           "runs_spacing",
            "spaced_candidate", "spaced_choice", "SERVER_BOUND_SPACING", "AsymptoticBound",
            "server_bound_candidate", "server_bound_choice",
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
@@ -642,6 +643,12 @@ def update_spacing(profile: Profile, cluster: Cluster) -> float:
     model's transfer over one link (the same with P servers, each moving and applying
     ``M / P``)."""
     return profile.t_update * cluster.nic_bandwidth / profile.model_bytes
+
+
+def runs_spacing(profile: Profile, cluster: Cluster, measurements) -> float:
+    """:func:`update_spacing` at the runs' line rate (the least over the runs): the
+    cluster given for the predictions may be another network than the one measured."""
+    return min(update_spacing(profile, measured_cluster(cluster, m)) for m in measurements)
 
 
 def spaced_candidate(compute_cv: float, overlap: bool, blocks: int = 4) -> ModelCandidate:
@@ -1667,7 +1674,7 @@ def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measur
     workers show the growth, and the simulator must fit it about as well as
     ``chosen`` (:func:`select_model` passes ``chosen``'s LOO error plus
     :data:`EVIDENCE`)."""
-    spacing = update_spacing(profile, cluster)
+    spacing = runs_spacing(profile, cluster, measurements)
     if spacing < SPACED_SPACING:
         return chosen
     try:
@@ -1710,7 +1717,7 @@ def server_bound_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, 
     and, where runs of 3 or more workers show the growth (``loo_bound`` not None),
     only if its LOO error is at most ``loo_bound``.  ``chosen`` and its alternatives
     stay in the interval."""
-    spacing = update_spacing(profile, cluster)
+    spacing = runs_spacing(profile, cluster, measurements)
     if spacing < SERVER_BOUND_SPACING or chosen.server_cpu != "fcfs":
         return chosen
     try:
