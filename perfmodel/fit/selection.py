@@ -809,22 +809,12 @@ def cpu_runs(measurements, mode: str | None) -> list:
 
 
 def _under_ceiling(est: Estimate, ceiling, config: Config) -> Estimate:
-    """``est`` slowed to the CPU ceiling where it predicts more (sync, with servers)."""
+    """``est`` slowed to the CPU ceiling where it predicts more (sync, with servers); the
+    ceiling is fitted on the runs, so the estimate's own interval moves with it."""
     if ceiling is None or config.mode != "sync" or config.n_ps < 1 or est.throughput <= 0:
         return est
-    samples = est.throughput * est.step_time
-    top = float(ceiling.speed(config.n_ps, config.n_replicas, samples))
-    if est.throughput <= top:
-        return est
-    ratio = top / est.throughput
-    step = samples / top
-    phases = dict(est.phases, cpu_ceiling=step - est.step_time) if est.phases else {}
-    interval = (None if est.throughput_interval is None else
-                tuple(v * ratio for v in est.throughput_interval))
-    return dataclasses.replace(
-        est, step_time=step, throughput=top, phases=phases, bottleneck="cpu_ceiling",
-        epoch_time=None if est.epoch_time is None else est.epoch_time / ratio,
-        throughput_interval=interval, meta=dict(est.meta, cpu_ceiling=top))
+    top = float(ceiling.speed(config.n_ps, config.n_replicas, est.throughput * est.step_time))
+    return _slowed_to(est, top, "cpu_ceiling", "cpu_ceiling", scale_interval=True)
 
 
 # --------------------------------------------------------------------------
@@ -1048,10 +1038,12 @@ def _under_links(est: Estimate, workload, cluster: Cluster, config: Config) -> E
     return _slowed_to(est, top, "uplink" if config.n_ps >= 1 else "allreduce", "links_carry")
 
 
-def _slowed_to(est: Estimate, top: float, phase: str, key: str) -> Estimate:
+def _slowed_to(est: Estimate, top: float, phase: str, key: str, *,
+               scale_interval: bool = False) -> Estimate:
     """``est`` with its step lengthened so that its throughput is ``top``, where it is
     above; ``phase`` takes the added seconds and becomes the bottleneck, ``meta[key]``
-    holds ``top``, and the estimate's own interval stops at ``top``."""
+    holds ``top``, and the estimate's own interval stops at ``top`` (a hardware bound)
+    or, with ``scale_interval``, moves with the throughput (a fitted ceiling)."""
     if est.throughput <= top:
         return est
     ratio = top / est.throughput
@@ -1059,7 +1051,8 @@ def _slowed_to(est: Estimate, top: float, phase: str, key: str) -> Estimate:
     phases = (dict(est.phases, **{phase: est.phases.get(phase, 0.0) + step - est.step_time})
               if est.phases else {})
     interval = (None if est.throughput_interval is None else
-                tuple(min(v, top) for v in est.throughput_interval))
+                tuple(v * ratio if scale_interval else min(v, top)
+                      for v in est.throughput_interval))
     return dataclasses.replace(
         est, step_time=step, throughput=top, phases=phases, bottleneck=phase,
         epoch_time=None if est.epoch_time is None else est.epoch_time / ratio,
