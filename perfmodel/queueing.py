@@ -134,6 +134,17 @@ packet-level corpus where the in-turn stations queue; beyond, the workers'
 TCP flows do not pool as evenly as the channels, and it can be too fast
 (docs/validation.md).
 
+Up to P workers, then in turn (ours)
+------------------------------------
+``AsyncMVA(servers="fork-join-to-p")`` joins the two where each holds: up to
+K = P workers no server link carries more than one worker's shard in each
+direction, so the fork-join answers (exact there, where the stations visited
+in turn queue at links nobody else uses); beyond P the servers' links are
+contended, and the throughput grows from P as the in-turn network's does:
+``X(K) = X_in-turn(K) X_fork-join(P) / X_in-turn(P)`` (every phase of the
+in-turn cycle scaled by ``T_fork-join(P) / T_in-turn(P)``).  It is continuous at
+P and the same as the in-turn network on one server.
+
 Examples
 --------
 >>> round(async_throughput(100e6, 1.25e9, 0.1, 0.2, 0.01, 1), 6)   # 1 / (0.08+0.3+0.01+0.08)
@@ -198,8 +209,9 @@ STATIONS = ("uplink", "update", "downlink")
 #: Phases of one worker's step, in time order; they sum to its mean step time.
 PHASES = ("downlink", "forward", "backward", "uplink", "update")
 #: How a worker meets P servers: their stations visited in turn (Li et al. 2022's
-#: network, split over the servers) or all at once as one fork-join (ours).
-SERVER_LAYOUTS = ("in-turn", "fork-join")
+#: network, split over the servers), all at once as one fork-join (ours), or the fork-join
+#: up to P workers and the in-turn network's growth beyond (ours; module notes).
+SERVER_LAYOUTS = ("in-turn", "fork-join", "fork-join-to-p")
 #: ``AsyncMVA.convoys``: independent workers, convoys beyond N*, or convoys held on 2+
 #: servers while the updates' spread is shorter than a transfer (module notes).
 CONVOY_RULES = (False, True, "spacing")
@@ -1792,12 +1804,14 @@ class AsyncMVA:
         nothing.  False (default): the paper's model as printed, which the
         model selection keeps (docs/validation.md: the bound did not carry to
         a held-out set).
-    servers : {"in-turn", "fork-join"}
+    servers : {"in-turn", "fork-join", "fork-join-to-p"}
         How a worker meets ``config.n_ps`` servers: their stations visited in
         turn (default, the paper's network split over the servers) or all at
         once (:func:`fork_join_solve`, module notes; ours), whose links are
         processor sharing whatever ``discipline`` says.  The same with one
-        server and eq. 4.
+        server and eq. 4.  ``"fork-join-to-p"``: all at once up to P workers,
+        beyond P the in-turn network's growth from P (module notes, "Up to P
+        workers, then in turn"; ours).
 
     Notes
     -----
@@ -1937,6 +1951,8 @@ class AsyncMVA:
                                     epoch_samples=config.epoch_samples, meta=meta)
 
     def _mva_estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
+        if self.servers == "fork-join-to-p":
+            return self._to_p_estimate(workload, cluster, config)
         if self.convoys == "spacing":
             return self._spaced_estimate(workload, cluster, config)
         if self.convoys:
@@ -1964,6 +1980,26 @@ class AsyncMVA:
                 "timeout_probability": cluster.timeout_probability,
                 "retransmit_timeout": cluster.retransmit_timeout}
         return estimate_from_solution(sol, workload, config, meta)
+
+    def _to_p_estimate(self, workload: Profile, cluster: Cluster, config: Config) -> Estimate:
+        """The fork-join up to ``config.n_ps`` workers, beyond it the in-turn network scaled
+        to meet it at P (module notes, "Up to P workers, then in turn")."""
+        k, p = config.n_replicas, config.n_ps
+        joined = dataclasses.replace(self, servers="fork-join")._mva_estimate(
+            workload, cluster, config.replace(n_replicas=min(k, p)))
+        if k <= p:
+            return dataclasses.replace(joined, meta=dict(joined.meta, servers=self.servers))
+        in_turn = dataclasses.replace(self, servers="in-turn")
+        at_p = in_turn._mva_estimate(workload, cluster, config.replace(n_replicas=p))
+        est = in_turn._mva_estimate(workload, cluster, config)
+        scale = joined.step_time / at_p.step_time
+        meta = dict(est.meta, servers=self.servers, to_p_scale=scale,
+                    steps_per_second=est.meta["steps_per_second"] / scale,
+                    equation=est.meta["equation"] + ", scaled to the fork-join at P (ours)")
+        scaled = Estimate.from_phases({name: v * scale for name, v in est.phases.items()},
+                                      k * workload.batch_size,
+                                      epoch_samples=config.epoch_samples, meta=meta)
+        return dataclasses.replace(scaled, bottleneck=est.bottleneck)
 
     def _spaced_estimate(self, workload: Profile, cluster: Cluster,
                          config: Config) -> Estimate:

@@ -301,7 +301,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "server_bound_candidate", "server_bound_choice",
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
            "default_candidates",
-           "matrix_candidates", "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with",
+           "matrix_candidates", "servers_to_p", "TO_P_CANDIDATE",
+           "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "COMPUTE_CV_GROWTH",
            "extrapolation_growth", "contention_free_throughput", "SERVER_CPUS",
            "server_throughput", "incast_throughput",
@@ -636,6 +637,31 @@ SPACED_STEPS, SPACED_WARMUP = 200, 20
 #: bottleneck station of an async job: each server applies a gradient's share in
 #: ``T_S / P`` and moves it in ``M / (P B)`` (:func:`server_bound_choice`).
 SERVER_BOUND_SPACING = 1.0
+
+
+#: The candidate :func:`servers_to_p` changes.
+TO_P_CANDIDATE = "async-mva"
+
+
+def servers_to_p(cand: ModelCandidate) -> ModelCandidate:
+    """``cand`` with the servers met at once up to P workers, if it is
+    :data:`TO_P_CANDIDATE` (the MVA with ``servers="fork-join-to-p"``,
+    :class:`~perfmodel.queueing.AsyncMVA`); any other candidate as it is.
+
+    Up to K = P workers each worker's own link is its bottleneck and no server
+    link carries two workers' shards, so the fork-join is exact there, where the
+    stations visited in turn queue at links nobody else uses; beyond P the
+    servers' links are contended and the throughput grows as the in-turn
+    network's does from P.  :func:`select_model` uses it when every run has
+    fewer workers than servers: a run at P or beyond would show the level there
+    itself."""
+    if cand.name != TO_P_CANDIDATE:
+        return cand
+    inner = cand.model.model if isinstance(cand.model, Leveled) else cand.model
+    moved = dataclasses.replace(inner, servers="fork-join-to-p")
+    model = dataclasses.replace(cand.model, model=moved) if isinstance(cand.model, Leveled) \
+        else moved
+    return dataclasses.replace(cand, model=model)
 
 
 def update_spacing(profile: Profile, cluster: Cluster) -> float:
@@ -1157,6 +1183,12 @@ class Calibrated:
         ``meta["pooled"]`` gives each one's throughput), and the interval
         reaches its own prediction too.  The half-width stays this
         candidate's.
+    in_turn : Calibrated or None
+        The servers' stations visited in turn, calibrated on the same runs, where
+        this one meets them at once up to P (:func:`servers_to_p`): beyond P
+        workers the interval reaches down to the bottom of its interval, since
+        runs below P cannot show how the contended servers' links are shared.
+        None: no such reading.
     """
 
     name: str
@@ -1180,6 +1212,7 @@ class Calibrated:
     server_cpu: str = "own"
     alternatives: tuple = ()
     pooled: tuple = ()
+    in_turn: Any = None
 
     def __post_init__(self):
         _v.unit_interval("level", self.level)
@@ -1249,6 +1282,9 @@ class Calibrated:
         if est.throughput_interval is not None:
             low, high = min(low, est.throughput_interval[0]), max(high, est.throughput_interval[1])
             source += " joined with " + str(est.meta.get("interval_source", "the model's own"))
+        if self.in_turn is not None and config.n_replicas > config.n_ps:
+            low = min(low, self.in_turn.estimate(workload, cluster, config).throughput_interval[0])
+            source += ", the servers' stations in turn below"
         meta = dict(est.meta, model=self.name, inner_model=est.meta.get("model", ""),
                     family=self.family, why=self.why, calibration=dict(self.overrides))
         if self.alternatives:   # what the runs cannot rule out widens the interval
@@ -1741,7 +1777,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  timeout_band: float = TIMEOUT_BAND, simulate: bool = False,
                  cpu_capacity: float | None = None, calibration: str = "auto",
                  spaced: bool = True, pool: bool = False,
-                 server_cpu: str = "fcfs", server_bound: bool = True) -> Selection:
+                 server_cpu: str = "fcfs", server_bound: bool = True,
+                 fork_join_to_p: bool = True) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1855,6 +1892,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         interval (:func:`server_bound_choice`); once a run has
         :data:`ASYNC_EVIDENCE_WORKERS` workers or more, only if its LOO error is
         also within :data:`EVIDENCE` of the choice's.  False: the choice alone.
+    fork_join_to_p : bool
+        For an async job whose every run has fewer workers than servers (default
+        True): ``async-mva`` meets the servers at once up to P workers and grows
+        as the in-turn network beyond (:func:`servers_to_p`).  False: the servers'
+        stations visited in turn at every K, as Li et al. 2022 print them.
 
     Returns
     -------
@@ -1893,6 +1935,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                   if candidates is None else candidates)
     if not cands:
         raise SpecError("candidates", "needs at least one candidate")
+    to_p = (fork_join_to_p and candidates is None and mode == "async" and lossy is False
+            and all(m.workers < m.n_ps for m in ms))
+    in_turn = next((c for c in cands if c.name == TO_P_CANDIDATE), None) if to_p else None
+    if to_p:
+        cands = tuple(servers_to_p(c) for c in cands)
     spread = (timeouts_from_step_times(profile, cluster, ms, mode=mode)
               if lossy is not False else None)
     if spread is not None:
@@ -1924,6 +1971,12 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     evidence = evidence_of(mode, ms)
     pick, why = choose(scores, tolerance=tolerance, evidence=evidence)
     by_its_level = fitted[pick] is not None and isinstance(fitted[pick].model, Leveled)
+    if to_p and scores[pick].name == TO_P_CANDIDATE:
+        why += ("; up to P workers it meets the P servers at once (no server link carries "
+                "two workers' shards, so nothing queues there), beyond P it grows as the "
+                "servers' stations visited in turn do, and the interval reaches down to "
+                "that network calibrated alone (every run had fewer workers than servers, so "
+                "none shows how the contended servers' links are shared)")
     if spread is not None and not by_its_level:   # a level fits no timeout probability
         why += timeout_why(*spread)
     if by_its_level and earn:
@@ -2001,12 +2054,17 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         why += (f"; beyond the runs the interval widens {100 * growth:.0f}% per e-fold of "
                 f"workers, more than with steady compute: the slowest of K workers (compute "
                 f"CV {compute_cv:g}) pulls away as K grows")
-    chosen = dataclasses.replace(fitted[pick], why=why, extrapolation=extrapolation,
-                                 growth=growth,
-                                 mode=mode, reach_contention_free=reach,
+    shared = dict(extrapolation=extrapolation, growth=growth, mode=mode, ceiling=ceiling,
+                  server_cpu=server_cpu)
+    if in_turn is not None and scores[pick].name == TO_P_CANDIDATE:
+        in_turn = dataclasses.replace(
+            calibrate_candidate(in_turn, profile, cluster, ms, level=level), **shared)
+    else:
+        in_turn = None
+    chosen = dataclasses.replace(fitted[pick], why=why, **shared,
+                                 reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,
-                                 ceiling=ceiling, server_cpu=server_cpu,
-                                 alternatives=alternatives, pooled=pooled)
+                                 alternatives=alternatives, pooled=pooled, in_turn=in_turn)
     loo_bound = None if math.isinf(evidence) else scores[pick].loo_error + EVIDENCE
     if spaced and mode == "async":
         chosen = spaced_choice(chosen, profile, cluster, ms, compute_cv=compute_cv or 0.0,
