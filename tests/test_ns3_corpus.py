@@ -163,6 +163,17 @@ def test_the_seventeenth_probe_is_the_sixteenths_factors_at_10_and_25_gbps():
     assert nc.PROBE17_PATH.name == "ns3_probe17.csv"
 
 
+def test_the_eighteenth_probe_is_the_sixteenths_factors_on_three_or_four_servers():
+    d = nc.design(spec=nc.PROBE18)
+    assert d == nc.design(spec=nc.PROBE18) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe18"} and {r["regime"][0] for r in d} == {"h"}
+    assert {r["mode"] for r in d} == {"async"}
+    assert Counter(r["n_ps"] for r in d) == {3: 12, 4: 12}
+    assert Counter(r["update_rate"] for r in d) == {5e9: 12, 25e9: 12}
+    assert Counter(r["bandwidth_gbps"] for r in d) == {1: 8, 10: 8, 25: 8}
+    assert nc.PROBE18_PATH.name == "ns3_probe18.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -247,6 +247,17 @@ Gbps with the update rate drawn from 1, 2 or 4 GB/s (spacings of 0.31 to
 3.1, three of the six pairs at 1 or more and two just below), its draw
 seeded at 2043.  Every regime is in the ``probe17`` split.
 
+Eighteenth probe
+----------------
+:data:`PROBE18` is a nineteenth held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs: async jobs on three or four
+servers measured at one and two workers, where the servers' stations visited
+in turn queue at links nobody else uses (``AsyncMVA(servers=
+"fork-join-to-p")``).  It has the sixteenth probe's factors on 3 or 4
+servers with the update rate drawn from 5 or 25 GB/s (short updates beside
+a transfer: the MVA answers), its draw seeded at 2044.  Every regime is in
+the ``probe18`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -284,12 +295,13 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
-           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17", "DESIGNS",
+           "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
+           "PROBE18", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
-           "PROBE17_PATH",
+           "PROBE17_PATH", "PROBE18_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -523,10 +535,18 @@ PROBE17 = Design(
     {}, 24, 2043, CORPUS_WORKERS, "g", split="probe17",
     summary="the seventeenth probe (every regime held out: the sixteenth probe's factors at "
             "10 and 25 Gbps, update rates of 1 to 4 GB/s)")
+#: The eighteenth probe: a nineteenth held-out set, fixed before it was run, of the
+#: sixteenth probe's factors on 3 or 4 servers with update rates of 5 or 25 GB/s (module
+#: notes).  Its split is ``probe18``.
+PROBE18 = Design(
+    "probe18", dict(PROBE16.factors, n_ps=(3, 4), update_rate=(5e9, 25e9)),
+    {}, 24, 2044, CORPUS_WORKERS, "h", split="probe18",
+    summary="the eighteenth probe (every regime held out: the sixteenth probe's factors on "
+            "3 or 4 servers, short updates)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
-                               PROBE14, PROBE15, PROBE16, PROBE17)}
+                               PROBE14, PROBE15, PROBE16, PROBE17, PROBE18)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -564,6 +584,8 @@ PROBE15_PATH = PROBE_PATHS["probe15"]
 PROBE16_PATH = PROBE_PATHS["probe16"]
 #: The committed seventeenth probe.
 PROBE17_PATH = PROBE_PATHS["probe17"]
+#: The committed eighteenth probe.
+PROBE18_PATH = PROBE_PATHS["probe18"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
