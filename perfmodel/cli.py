@@ -118,9 +118,10 @@ def _add_job_flags(p: argparse.ArgumentParser, *, with_format: tuple[str, ...],
                         help="async: no worker's cycle longer than with every other worker's "
                              "transfers and updates served first, the longest work-conserving "
                              "links that drop nothing can make it (ours; off by default)")
-    async_.add_argument("--servers", choices=("in-turn", "fork-join"),
+    async_.add_argument("--servers", choices=("in-turn", "fork-join", "fork-join-to-p"),
                         help="async: a worker meets its --ps servers' stations in turn (default, "
-                             "Li et al. 2022's network) or all at once as one fork-join (ours)")
+                             "Li et al. 2022's network), all at once as one fork-join (ours), "
+                             "or all at once up to P workers and in turn beyond (ours)")
     gst.add_argument("--sigma", type=float,
                      help="gst: standard deviation of a worker's step time in seconds (default 0)")
     gst.add_argument("--cv", type=float, help="gst: coefficient of variation of a worker's step time")

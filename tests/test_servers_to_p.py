@@ -88,8 +88,9 @@ def _inner(cal):
     return cal.model.model if isinstance(cal.model, Leveled) else cal.model
 
 
-def test_selection_meets_the_servers_at_once_below_p():
-    sel = select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", lossy=False)
+def test_selection_meets_the_servers_at_once_below_p_when_asked():
+    sel = select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", lossy=False,
+                       fork_join_to_p=True)
     assert sel.chosen.name == TO_P_CANDIDATE
     assert _inner(sel.chosen).servers == "fork-join-to-p"
     assert "meets the P servers at once" in sel.chosen.why
@@ -108,9 +109,9 @@ def test_selection_meets_the_servers_at_once_below_p():
 
 
 @pytest.mark.parametrize("options, workers", [
-    ({"fork_join_to_p": False}, (1, 2)),   # the paper's network, asked for
-    ({"lossy": True}, (1, 2)),             # a lossy link: not judged there
-    ({}, (1, 2, 4)),                       # a run at P shows the level there itself
+    ({}, (1, 2)),                                       # the default: the paper's network
+    ({"fork_join_to_p": True, "lossy": True}, (1, 2)),  # a lossy link: not judged there
+    ({"fork_join_to_p": True}, (1, 2, 4)),              # a run at P shows the level there
 ])
 def test_selection_keeps_the_servers_in_turn(options, workers):
     options = {"lossy": False, **options}

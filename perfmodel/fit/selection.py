@@ -1778,7 +1778,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  cpu_capacity: float | None = None, calibration: str = "auto",
                  spaced: bool = True, pool: bool = False,
                  server_cpu: str = "fcfs", server_bound: bool = True,
-                 fork_join_to_p: bool = True) -> Selection:
+                 fork_join_to_p: bool = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1893,10 +1893,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         :data:`ASYNC_EVIDENCE_WORKERS` workers or more, only if its LOO error is
         also within :data:`EVIDENCE` of the choice's.  False: the choice alone.
     fork_join_to_p : bool
-        For an async job whose every run has fewer workers than servers (default
-        True): ``async-mva`` meets the servers at once up to P workers and grows
-        as the in-turn network beyond (:func:`servers_to_p`).  False: the servers'
-        stations visited in turn at every K, as Li et al. 2022 print them.
+        For an async job on a loss-free link whose every run has fewer workers
+        than servers: ``async-mva`` meets the servers at once up to P workers and
+        grows as the in-turn network beyond (:func:`servers_to_p`), the interval
+        reaching down to the in-turn network beyond P.  False (default): the
+        servers' stations visited in turn at every K, as Li et al. 2022 print
+        them; judged on a held-out probe, the rule was exact up to P and too fast
+        beyond it at 1 Gbps (docs/validation.md).
 
     Returns
     -------
