@@ -1,0 +1,94 @@
+"""Async on 3-4 servers measured at 1-2 workers: the servers' stations in turn against the
+servers met at once up to P (a figure of docs/validation.md).
+
+Every loss-free async regime on 3 or 4 servers of the committed packet-level sets whose
+1- and 2-worker runs the selection answers with its MVA either way.  Each run at 3-16
+workers is drawn as measured over predicted, against workers per server K / P, for the
+selection with the servers' stations visited in turn at every K (the default, left)
+and with the servers met at once up to P, the in-turn growth beyond
+(``select_model(fork_join_to_p=True)``, right; not adopted).  Colour: how the hosts and TCP share a link.  The
+script prints each side's mean error up to and beyond K = P.
+
+    python docs/figures/async_to_p.py docs/figures/async_to_p.png
+"""
+
+import collections
+import sys
+
+import matplotlib
+import numpy as np
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from perfmodel.fit.corpus import evaluate_regime  # noqa: E402
+from perfmodel.fit.selection import TO_P_CANDIDATE  # noqa: E402
+from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows  # noqa: E402
+
+GROUPS = {"DCTCP": "tab:purple", "loss-based TCP, FIFO hosts": "tab:orange",
+          "fair hosts": "tab:blue"}
+READINGS = {"the servers' stations in turn at every K (default)": False,
+            "met at once up to P, in turn beyond (not adopted)": True}
+
+
+def group(row: dict) -> str:
+    if row["tcp"] == "dctcp":
+        return "DCTCP"
+    return "loss-based TCP, FIFO hosts" if row["queue"] == "fifo" else "fair hosts"
+
+
+def regimes():
+    """(rows sorted by workers) of every loss-free async regime on 3 or more servers."""
+    by = collections.defaultdict(list)
+    for path in PROTOCOL_SETS:
+        for r in read_rows(path):
+            by[r["regime"]].append(r)
+    for _, rows in sorted(by.items()):
+        rows.sort(key=lambda r: int(r["workers"]))
+        if (rows[0]["mode"] == "async" and int(rows[0]["n_ps"]) >= 3
+                and not any(int(r["queue_drops"]) > 0 for r in rows)):
+            yield rows
+
+
+def ratios(rows, to_p: bool) -> dict | None:
+    """{K: measured / predicted} at 3-16 workers from the selection on the 1- and
+    2-worker runs (the corpus protocol); None when it does not answer with its MVA."""
+    result = evaluate_regime(rows, fork_join_to_p=to_p)
+    if result.chosen != TO_P_CANDIDATE:
+        return None
+    return {p["workers"]: p["measured"] / p["predicted"] for p in result.points}
+
+
+def main(path: str) -> None:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    errors = collections.defaultdict(list)
+    for rows in regimes():
+        p, color = int(rows[0]["n_ps"]), GROUPS[group(rows[0])]
+        both = {name: ratios(rows, to_p) for name, to_p in READINGS.items()}
+        if any(ratio is None for ratio in both.values()):
+            continue
+        for ax, (name, ratio) in zip(axes, both.items()):
+            ks = sorted(ratio)
+            ax.plot([k / p for k in ks], [ratio[k] for k in ks], "o-", ms=3, lw=1,
+                    color=color, alpha=0.6)
+            for k in ks:
+                side = "up to P" if k <= p else "beyond P"
+                errors[name, group(rows[0]), side].append(abs(1 / ratio[k] - 1))
+    for ax, title in zip(axes, READINGS):
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.axvline(1.0, color="k", lw=0.8, ls=":")
+        ax.set(xscale="log", xlabel="workers per server K / P", title=title)
+        ax.set_xticks([0.75, 1, 2, 4], ["0.75", "1", "2", "4"])
+        ax.minorticks_off()
+    axes[0].set_ylabel("measured / predicted (from the 1-2 worker runs)")
+    for g, color in GROUPS.items():
+        axes[0].plot([], [], "o-", color=color, label=g)
+    axes[0].legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    for (name, g, side), v in sorted(errors.items()):
+        print(f"{name:<47} {g:<27} {side:<9} mean error {np.mean(v):6.1%} ({len(v)} runs)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "async_to_p.png")
