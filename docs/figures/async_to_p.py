@@ -20,34 +20,13 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from async_servers import GROUPS, group, regimes  # noqa: E402  (this directory: the same)
 
 from perfmodel.fit.corpus import evaluate_regime  # noqa: E402
 from perfmodel.fit.selection import TO_P_CANDIDATE  # noqa: E402
-from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows  # noqa: E402
 
-GROUPS = {"DCTCP": "tab:purple", "loss-based TCP, FIFO hosts": "tab:orange",
-          "fair hosts": "tab:blue"}
 READINGS = {"the servers' stations in turn at every K (default)": False,
             "met at once up to P, in turn beyond (not adopted)": True}
-
-
-def group(row: dict) -> str:
-    if row["tcp"] == "dctcp":
-        return "DCTCP"
-    return "loss-based TCP, FIFO hosts" if row["queue"] == "fifo" else "fair hosts"
-
-
-def regimes():
-    """(rows sorted by workers) of every loss-free async regime on 3 or more servers."""
-    by = collections.defaultdict(list)
-    for path in PROTOCOL_SETS:
-        for r in read_rows(path):
-            by[r["regime"]].append(r)
-    for _, rows in sorted(by.items()):
-        rows.sort(key=lambda r: int(r["workers"]))
-        if (rows[0]["mode"] == "async" and int(rows[0]["n_ps"]) >= 3
-                and not any(int(r["queue_drops"]) > 0 for r in rows)):
-            yield rows
 
 
 def ratios(rows, to_p: bool) -> dict | None:
@@ -62,8 +41,10 @@ def ratios(rows, to_p: bool) -> dict | None:
 def main(path: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     errors = collections.defaultdict(list)
-    for rows in regimes():
+    for rows in regimes():   # loss-free async on 2 or more servers; 3 or more here
         p, color = int(rows[0]["n_ps"]), GROUPS[group(rows[0])]
+        if p < 3:
+            continue
         both = {name: ratios(rows, to_p) for name, to_p in READINGS.items()}
         if any(ratio is None for ratio in both.values()):
             continue

@@ -657,11 +657,11 @@ def servers_to_p(cand: ModelCandidate) -> ModelCandidate:
     itself."""
     if cand.name != TO_P_CANDIDATE:
         return cand
-    inner = cand.model.model if isinstance(cand.model, Leveled) else cand.model
-    moved = dataclasses.replace(inner, servers="fork-join-to-p")
-    model = dataclasses.replace(cand.model, model=moved) if isinstance(cand.model, Leveled) \
-        else moved
-    return dataclasses.replace(cand, model=model)
+    if isinstance(cand.model, Leveled):
+        return dataclasses.replace(cand, model=dataclasses.replace(
+            cand.model, model=dataclasses.replace(cand.model.model, servers="fork-join-to-p")))
+    return dataclasses.replace(cand, model=dataclasses.replace(cand.model,
+                                                               servers="fork-join-to-p"))
 
 
 def update_spacing(profile: Profile, cluster: Cluster) -> float:
@@ -1940,7 +1940,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         raise SpecError("candidates", "needs at least one candidate")
     to_p = (fork_join_to_p and candidates is None and mode == "async" and lossy is False
             and all(m.workers < m.n_ps for m in ms))
-    in_turn = next((c for c in cands if c.name == TO_P_CANDIDATE), None) if to_p else None
+    in_turn_cand = next((c for c in cands if c.name == TO_P_CANDIDATE), None) if to_p else None
     if to_p:
         cands = tuple(servers_to_p(c) for c in cands)
     spread = (timeouts_from_step_times(profile, cluster, ms, mode=mode)
@@ -2059,11 +2059,10 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                 f"CV {compute_cv:g}) pulls away as K grows")
     shared = dict(extrapolation=extrapolation, growth=growth, mode=mode, ceiling=ceiling,
                   server_cpu=server_cpu)
-    if in_turn is not None and scores[pick].name == TO_P_CANDIDATE:
+    in_turn = None
+    if in_turn_cand is not None and scores[pick].name == TO_P_CANDIDATE:
         in_turn = dataclasses.replace(
-            calibrate_candidate(in_turn, profile, cluster, ms, level=level), **shared)
-    else:
-        in_turn = None
+            calibrate_candidate(in_turn_cand, profile, cluster, ms, level=level), **shared)
     chosen = dataclasses.replace(fitted[pick], why=why, **shared,
                                  reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,
