@@ -96,27 +96,35 @@ def draw_runs(axes, ratios: dict, knee: float, color, errors: dict, key, label: 
             errors[name, key, side].append(abs(1 / ratio[k] - 1))
 
 
+def finish(fig, axes, titles, ticks, ylabel: str, legend: str, path: str, errors: dict,
+           width: int = 10) -> None:
+    """Frame the two panels (K / P on a log axis, the knee and 1 marked), save the figure
+    and print each group's mean error (``errors[reading, group, side]``)."""
+    for ax, title in zip(axes, titles):
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.axvline(1.0, color="k", lw=0.8, ls=":")
+        ax.set(xscale="log", xlabel="workers per server K / P", title=title)
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.minorticks_off()
+    axes[0].set_ylabel(ylabel)
+    for g, color in GROUPS.items():
+        axes[0].plot([], [], "o-", color=color, label=g)
+    axes[0].legend(loc=legend, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    for (name, g, side), v in sorted(errors.items()):
+        print(f"{name:<{width}} {g:<27} {side:<9} mean error {np.mean(v):6.1%} ({len(v)} runs)")
+
+
 def main(path: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     errors = collections.defaultdict(list)
     for rows in regimes():
         p, g = int(rows[0]["n_ps"]), group(rows[0])
         draw_runs(axes, scaled_ratios(rows), p, GROUPS[g], errors, g, "P")
-    for ax, title in zip(axes, ("the P servers' stations in turn (the paper's network)",
-                                "the P servers met at once (fork-join)")):
-        ax.axhline(1.0, color="k", lw=0.8)
-        ax.axvline(1.0, color="k", lw=0.8, ls=":")
-        ax.set(xscale="log", xlabel="workers per server K / P", title=title)
-        ax.set_xticks([0.5, 1, 2, 4, 8], ["0.5", "1", "2", "4", "8"])
-        ax.minorticks_off()
-    axes[0].set_ylabel("measured / prediction (scaled on 1-2 workers)")
-    for g, color in GROUPS.items():
-        axes[0].plot([], [], "o-", color=color, label=g)
-    axes[0].legend(loc="lower left", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    for (name, g, side), v in sorted(errors.items()):
-        print(f"{name:<10} {g:<27} {side:<9} mean error {np.mean(v):6.1%} ({len(v)} runs)")
+    finish(fig, axes, ("the P servers' stations in turn (the paper's network)",
+                       "the P servers met at once (fork-join)"), [0.5, 1, 2, 4, 8],
+           "measured / prediction (scaled on 1-2 workers)", "lower left", path, errors)
 
 
 if __name__ == "__main__":

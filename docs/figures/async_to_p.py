@@ -16,11 +16,10 @@ import collections
 import sys
 
 import matplotlib
-import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from async_servers import GROUPS, group, regimes  # noqa: E402  (this directory: the same)
+from async_servers import GROUPS, finish, group, regimes  # noqa: E402  (this directory)
 
 from perfmodel.fit.corpus import evaluate_regime  # noqa: E402
 from perfmodel.fit.selection import TO_P_CANDIDATE  # noqa: E402
@@ -55,20 +54,9 @@ def main(path: str) -> None:
             for k in ks:
                 side = "up to P" if k <= p else "beyond P"
                 errors[name, group(rows[0]), side].append(abs(1 / ratio[k] - 1))
-    for ax, title in zip(axes, READINGS):
-        ax.axhline(1.0, color="k", lw=0.8)
-        ax.axvline(1.0, color="k", lw=0.8, ls=":")
-        ax.set(xscale="log", xlabel="workers per server K / P", title=title)
-        ax.set_xticks([0.75, 1, 2, 4], ["0.75", "1", "2", "4"])
-        ax.minorticks_off()
-    axes[0].set_ylabel("measured / predicted (from the 1-2 worker runs)")
-    for g, color in GROUPS.items():
-        axes[0].plot([], [], "o-", color=color, label=g)
-    axes[0].legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    for (name, g, side), v in sorted(errors.items()):
-        print(f"{name:<47} {g:<27} {side:<9} mean error {np.mean(v):6.1%} ({len(v)} runs)")
+    finish(fig, axes, READINGS, [0.75, 1, 2, 4],
+           "measured / predicted (from the 1-2 worker runs)", "upper right", path, errors,
+           width=47)
 
 
 if __name__ == "__main__":
