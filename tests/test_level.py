@@ -12,6 +12,7 @@ from perfmodel import zoo
 from perfmodel.cli import main
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
+from perfmodel.fit.grid import fit_tunables
 from perfmodel.fit.level import SLOWDOWNS, Leveled, leveled
 from perfmodel.fit.selection import (
     LEVELED,
@@ -191,3 +192,38 @@ def test_tunables_earn_their_place_by_more_than_the_evidence_margin():
     assert tunables_earned(by_tunables, level, evidence=0.02)
     assert not tunables_earned(by_tunables, level, evidence=0.05)
     assert not tunables_earned(level, level)
+
+
+def _fitted_slowdown(needed):
+    """The level fitted to runs at 1, 2, ... workers, run i slower than eq. 7 by
+    ``needed[i]`` (the slowdown that makes it exact)."""
+    model = SyncCoarse(sharing="ps")
+    runs = [Measurement(k, 1, CLUSTER.nic_bandwidth,
+                        model.estimate(PROFILE, CLUSTER, Config(n_replicas=k)).throughput / r,
+                        PROFILE.batch_size, "sync") for k, r in enumerate(needed, start=1)]
+    fit = fit_tunables(Leveled(model), PROFILE, CLUSTER, runs, {"slowdown": SLOWDOWNS},
+                       cv=None)
+    return fit.best["slowdown"], fit.train_error
+
+
+def test_two_runs_give_the_larger_slowdown_worked_by_hand():
+    """Slowdowns 1.10 and 1.25: at s = 1.25 the errors are |1.10/1.25 - 1| = 0.12 and 0
+    (mean 0.06); at 1.10, 0 and 0.25/1.10 (mean 0.0682); midway at 1.175, 0.075/1.175
+    twice (0.0638).  Between the two the mean is (1.25 - 1.10) / s: lowest at 1.25."""
+    slowdown, error = _fitted_slowdown((1.10, 1.25))
+    assert slowdown == 1.25
+    assert error == pytest.approx(0.06, rel=1e-9)
+
+
+def test_the_level_is_the_median_weighted_by_the_slowdowns():
+    """Slowdowns 1.0, 1.1, 1.5 (sum 3.6): 1.1 has 1.5 above and 1.0 below, so the mean
+    error falls up to it and rises after.  Slowdowns 1.0, 1.05, 2.5: the one slow run
+    outweighs the two others (2.5 > 2.05), so it sets the level."""
+    assert _fitted_slowdown((1.0, 1.1, 1.5))[0] == 1.1
+    assert _fitted_slowdown((1.0, 1.05, 2.5))[0] == 2.5
+
+
+@given(first=st.sampled_from(SLOWDOWNS), second=st.sampled_from(SLOWDOWNS))
+@settings(max_examples=40, deadline=None)
+def test_two_runs_give_the_larger_of_their_slowdowns(first, second):
+    assert _fitted_slowdown((first, second))[0] == max(first, second)

@@ -19,6 +19,22 @@ level: one number, which two runs can determine.  The selection of
 from runs close together in workers; on a lossy one they fit the stall
 probability and the link efficiency as before, since a stall costs a whole
 timeout whatever the step.
+
+Which level the runs give
+-------------------------
+Let ``r_i`` be the slowdown that makes run i exact (the model's throughput over
+the measured one).  At slowdown ``s`` run i is off by ``|r_i / s - 1|``, so the
+mean relative error the fit minimizes (``objective="mean_relative"`` of
+:func:`~perfmodel.fit.grid.fit_tunables`) is
+``(sum of r_i above s - sum of r_i below s) / s`` plus a constant between two
+``r_i``: it falls while the runs above ``s`` outweigh those below and rises
+after.  The fit is therefore the median of the ``r_i`` weighted by themselves,
+and on two runs it is the larger one: the run that shows more slowdown than the
+model (usually the larger, whose workers already share a link) sets the level,
+the more cautious reading.  This is deliberate: the gap a 2-worker run shows
+over one worker alone is sharing the larger jobs keep, not noise to average
+away.  docs/validation.md compares it with the midway level of the
+``max_relative`` objective (on two runs the mean of the two slowdowns).
 """
 
 from __future__ import annotations
