@@ -538,3 +538,25 @@ def test_a_kept_run_is_the_same_run_with_its_own_meta():
         (fresh.throughput, fresh.step_time, fresh.phases)
     # another seed, bandwidth or worker count is another run
     assert TraceSim(steps=30, warmup=3, seed=12).estimate(profile, cluster, config) != again
+
+
+def test_kept_runs_are_bounded_by_their_traces_ops_least_recent_first():
+    """Three 2-op traces under a 5-op budget: the third run drops the least recently
+    used of the first two; asking again for a dropped run simulates it anew."""
+    from perfmodel.sim import model as sim_model
+    kept = sim_model._KeptRuns(max_runs=100, max_ops=5)
+    sim = TraceSim(steps=10, warmup=1, seed=3)
+    cluster = Cluster(machines=4, nic_bandwidth="10Gbps")
+    config = Config(n_replicas=2, n_ps=1, mode="async")
+    traces = [Trace((Step((Op("fwd", "worker", seconds=0.01 * (i + 1)),
+                           Op("push", "uplink", bytes=1e6, deps=("fwd",)))),),
+                    batch_size=8) for i in range(3)]
+    first, second, third = (kept(sim, t, cluster, config) for t in traces)
+    assert kept.cache_info() == kept.Info(hits=0, misses=3, runs=2, ops=4)
+    assert kept(sim, traces[2], cluster, config) is third       # kept
+    assert kept.cache_info().hits == 1
+    again = kept(sim, traces[0], cluster, config)                # dropped: run again
+    assert again is not first and again.throughput == first.throughput
+    assert kept.cache_info() == kept.Info(hits=1, misses=4, runs=2, ops=4)
+    kept.cache_clear()
+    assert kept.cache_info().runs == 0 and kept.cache_info().ops == 0

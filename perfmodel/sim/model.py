@@ -16,6 +16,7 @@ TensorFlow. ICPE, 2020.  Sec. 3.4 and 5.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import math
@@ -728,8 +729,46 @@ class ProfiledTrace:
         return self.model.estimate(self.trace_for(workload, config), cluster, config)
 
 
-@functools.lru_cache(maxsize=16384)
-def _kept_estimate(model: TraceSim, workload, cluster: Cluster, config: Config) -> Estimate:
-    """A seeded simulation is a pure function of its inputs: fits and validations ask for
-    the same run again (a candidate's prediction, then the chosen model's), so keep it."""
-    return model._estimate(workload, cluster, config)
+class _KeptRuns:
+    """The latest simulations, least recently used dropped first, by their inputs.
+
+    A seeded simulation is a pure function of its inputs: fits and validations ask
+    for the same run again (a candidate's prediction, then the chosen model's), so
+    keep it.  A kept run holds its trace (the key), and a per-layer trace of a large
+    DNN is megabytes, so the budget counts the traces' ops as well as the runs (a
+    bound on the runs alone let a replay of many jobs' per-layer profiles fill the
+    memory).
+    """
+
+    Info = collections.namedtuple("Info", "hits misses runs ops")
+
+    def __init__(self, max_runs: int = 16384, max_ops: int = 250_000):
+        self.max_runs, self.max_ops = max_runs, max_ops
+        self._runs: collections.OrderedDict = collections.OrderedDict()
+        self._ops = self.hits = self.misses = 0
+
+    def __call__(self, model: TraceSim, workload, cluster: Cluster, config: Config) -> Estimate:
+        key = (model, workload, cluster, config)
+        if key in self._runs:
+            self.hits += 1
+            self._runs.move_to_end(key)
+            return self._runs[key][0]
+        self.misses += 1
+        est = model._estimate(workload, cluster, config)
+        ops = sum(len(step) for step in workload.steps) if isinstance(workload, Trace) else 1
+        self._runs[key] = (est, ops)
+        self._ops += ops
+        while len(self._runs) > 1 and (len(self._runs) > self.max_runs
+                                       or self._ops > self.max_ops):
+            self._ops -= self._runs.popitem(last=False)[1][1]
+        return est
+
+    def cache_info(self) -> _KeptRuns.Info:
+        return self.Info(self.hits, self.misses, len(self._runs), self._ops)
+
+    def cache_clear(self) -> None:
+        self._runs.clear()
+        self._ops = 0
+
+
+_kept_estimate = _KeptRuns()
