@@ -1041,6 +1041,9 @@ def async_solve(model_bytes, bandwidth, t_forward, t_backward, t_update, workers
     ``rho_fcfs <= rho_threshold``, where ``rho_fcfs`` is the larger of the
     uplink and downlink utilizations of the FCFS solution at full population
     (docs/models.md, design decisions).  The server station is always PS.
+    FCFS with a deterministic residual is the faster discipline, so with
+    ``"hybrid"`` the throughput can fall from K to K + 1 workers where the
+    utilization crosses ``rho_threshold``: eq. 5 as printed.
 
     With ``overlap=True`` (eq. 6, as docs/models.md decides): take ``T_D`` and
     ``T_U`` of each worker from the solution selected above, replace the

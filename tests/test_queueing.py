@@ -839,3 +839,31 @@ def test_rho_threshold_comes_from_the_model_then_the_cluster_then_0_6():
         lin = LinAsync().estimate(p, plain.replace(rho_threshold=rho), cfg)
         assert lin.meta["rho_threshold"] == rho
         assert lin.throughput == LinAsync(rho_threshold=rho).estimate(p, plain, cfg).throughput
+
+
+@given(m=st.floats(1e6, 5e8), tf=st.floats(1e-3, 1.0), tb=st.floats(1e-3, 1.0),
+       ts=st.floats(0.0, 0.2), p=st.integers(1, 4), discipline=st.sampled_from(["ps", "fcfs"]),
+       overlap=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_one_discipline_never_loses_throughput_to_a_worker(m, tf, tb, ts, p, discipline,
+                                                           overlap):
+    """A closed network with one more customer: each discipline alone never predicts
+    less throughput (eqs. 3 and 4); only eq. 5's switch between them can."""
+    x = [q.async_solve(m, 1.25e9, tf, tb, ts, k, discipline=discipline, overlap=overlap,
+                       n_ps=p).throughput for k in range(1, 13)]
+    assert all(b >= a * (1 - 1e-9) for a, b in zip(x, x[1:]))
+
+
+def test_eq5_steps_down_where_the_utilization_crosses_rho_t():
+    """Below rho_T eq. 5 is the FCFS solution, above it the slower PS one: at the
+    crossing the throughput falls although each discipline's grows."""
+    args = (200e6, 1.25e8, 0.01, 0.02, 0.0)     # 200 MB on 4 servers at 1 Gbps
+    sols = [q.async_solve(*args, k, n_ps=4) for k in range(1, 13)]
+    switch = next(i for i, s in enumerate(sols) if s.discipline == "ps")
+    before, after = sols[switch - 1], sols[switch]
+    assert before.discipline == "fcfs" and before.rho_fcfs <= 0.6 < after.rho_fcfs
+    assert after.throughput == pytest.approx(after.throughput_ps, rel=1e-12)
+    assert before.throughput == pytest.approx(before.throughput_fcfs, rel=1e-12)
+    assert after.throughput < before.throughput
+    fcfs_next = q.async_solve(*args, switch + 1, discipline="fcfs", n_ps=4).throughput
+    assert fcfs_next > before.throughput
