@@ -560,3 +560,25 @@ def test_kept_runs_are_bounded_by_their_traces_ops_least_recent_first():
     assert kept.cache_info() == kept.Info(hits=1, misses=4, runs=2, ops=4)
     kept.cache_clear()
     assert kept.cache_info().runs == 0 and kept.cache_info().ops == 0
+
+
+def test_kept_runs_shared_by_threads_stay_within_budget_and_answer_alike():
+    """Eight threads asking for four runs under a budget of two: every answer is the
+    run's own, every call counted, and no more than two runs kept."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from perfmodel.sim import model as sim_model
+    kept = sim_model._KeptRuns(max_runs=100, max_ops=4)
+    sim = TraceSim(steps=10, warmup=1, seed=3)
+    cluster = Cluster(machines=4, nic_bandwidth="10Gbps")
+    config = Config(n_replicas=2, n_ps=1, mode="async")
+    traces = [Trace((Step((Op("fwd", "worker", seconds=0.01 * (i + 1)),
+                           Op("push", "uplink", bytes=1e6, deps=("fwd",)))),),
+                    batch_size=8) for i in range(4)]
+    alone = [sim._estimate(t, cluster, config).throughput for t in traces]
+    asks = [i % 4 for i in range(64)]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda i: kept(sim, traces[i], cluster, config).throughput, asks))
+    assert got == [alone[i] for i in asks]
+    info = kept.cache_info()
+    assert info.hits + info.misses == len(asks) and info.runs <= 2 and info.ops <= 4

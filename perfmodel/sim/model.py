@@ -20,6 +20,7 @@ import collections
 import dataclasses
 import functools
 import math
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -746,29 +747,36 @@ class _KeptRuns:
         self.max_runs, self.max_ops = max_runs, max_ops
         self._runs: collections.OrderedDict = collections.OrderedDict()
         self._ops = self.hits = self.misses = 0
+        self._lock = threading.Lock()
 
     def __call__(self, model: TraceSim, workload, cluster: Cluster, config: Config) -> Estimate:
         key = (model, workload, cluster, config)
-        if key in self._runs:
-            self.hits += 1
-            self._runs.move_to_end(key)
-            return self._runs[key][0]
-        self.misses += 1
+        with self._lock:   # a sweep may simulate on threads; the simulation runs unlocked
+            kept = self._runs.get(key)
+            if kept is not None:
+                self.hits += 1
+                self._runs.move_to_end(key)
+                return kept[0]
+            self.misses += 1
         est = model._estimate(workload, cluster, config)
         ops = sum(len(step) for step in workload.steps) if isinstance(workload, Trace) else 1
-        self._runs[key] = (est, ops)
-        self._ops += ops
-        while len(self._runs) > 1 and (len(self._runs) > self.max_runs
-                                       or self._ops > self.max_ops):
-            self._ops -= self._runs.popitem(last=False)[1][1]
+        with self._lock:
+            if key not in self._runs:
+                self._runs[key] = (est, ops)
+                self._ops += ops
+            while len(self._runs) > 1 and (len(self._runs) > self.max_runs
+                                           or self._ops > self.max_ops):
+                self._ops -= self._runs.popitem(last=False)[1][1]
         return est
 
     def cache_info(self) -> _KeptRuns.Info:
-        return self.Info(self.hits, self.misses, len(self._runs), self._ops)
+        with self._lock:
+            return self.Info(self.hits, self.misses, len(self._runs), self._ops)
 
     def cache_clear(self) -> None:
-        self._runs.clear()
-        self._ops = 0
+        with self._lock:
+            self._runs.clear()
+            self._ops = 0
 
 
 _kept_estimate = _KeptRuns()
