@@ -540,17 +540,21 @@ def test_a_kept_run_is_the_same_run_with_its_own_meta():
     assert TraceSim(steps=30, warmup=3, seed=12).estimate(profile, cluster, config) != again
 
 
+def _two_op_runs(n):
+    """A simulator, a cluster, an async configuration and ``n`` distinct 2-op traces."""
+    traces = [Trace((Step((Op("fwd", "worker", seconds=0.01 * (i + 1)),
+                           Op("push", "uplink", bytes=1e6, deps=("fwd",)))),),
+                    batch_size=8) for i in range(n)]
+    return (TraceSim(steps=10, warmup=1, seed=3), Cluster(machines=4, nic_bandwidth="10Gbps"),
+            Config(n_replicas=2, n_ps=1, mode="async"), traces)
+
+
 def test_kept_runs_are_bounded_by_their_traces_ops_least_recent_first():
     """Three 2-op traces under a 5-op budget: the third run drops the least recently
     used of the first two; asking again for a dropped run simulates it anew."""
     from perfmodel.sim import model as sim_model
     kept = sim_model._KeptRuns(max_runs=100, max_ops=5)
-    sim = TraceSim(steps=10, warmup=1, seed=3)
-    cluster = Cluster(machines=4, nic_bandwidth="10Gbps")
-    config = Config(n_replicas=2, n_ps=1, mode="async")
-    traces = [Trace((Step((Op("fwd", "worker", seconds=0.01 * (i + 1)),
-                           Op("push", "uplink", bytes=1e6, deps=("fwd",)))),),
-                    batch_size=8) for i in range(3)]
+    sim, cluster, config, traces = _two_op_runs(3)
     first, second, third = (kept(sim, t, cluster, config) for t in traces)
     assert kept.cache_info() == kept.Info(hits=0, misses=3, runs=2, ops=4)
     assert kept(sim, traces[2], cluster, config) is third       # kept
@@ -569,12 +573,7 @@ def test_kept_runs_shared_by_threads_stay_within_budget_and_answer_alike():
 
     from perfmodel.sim import model as sim_model
     kept = sim_model._KeptRuns(max_runs=100, max_ops=4)
-    sim = TraceSim(steps=10, warmup=1, seed=3)
-    cluster = Cluster(machines=4, nic_bandwidth="10Gbps")
-    config = Config(n_replicas=2, n_ps=1, mode="async")
-    traces = [Trace((Step((Op("fwd", "worker", seconds=0.01 * (i + 1)),
-                           Op("push", "uplink", bytes=1e6, deps=("fwd",)))),),
-                    batch_size=8) for i in range(4)]
+    sim, cluster, config, traces = _two_op_runs(4)
     alone = [sim._estimate(t, cluster, config).throughput for t in traces]
     asks = [i % 4 for i in range(64)]
     with ThreadPoolExecutor(8) as pool:
