@@ -730,6 +730,21 @@ class ProfiledTrace:
         return self.model.estimate(self.trace_for(workload, config), cluster, config)
 
 
+class _HashedKey:
+    """A key whose hash is computed once (a trace hashes all its ops)."""
+
+    __slots__ = ("key", "hash")
+
+    def __init__(self, key: tuple):
+        self.key, self.hash = key, hash(key)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _HashedKey) and self.key == other.key
+
+
 class _KeptRuns:
     """The latest simulations, least recently used dropped first, by their inputs.
 
@@ -750,7 +765,7 @@ class _KeptRuns:
         self._lock = threading.Lock()
 
     def __call__(self, model: TraceSim, workload, cluster: Cluster, config: Config) -> Estimate:
-        key = (model, workload, cluster, config)
+        key = _HashedKey((model, workload, cluster, config))
         with self._lock:   # a sweep may simulate on threads; the simulation runs unlocked
             kept = self._runs.get(key)
             if kept is not None:
