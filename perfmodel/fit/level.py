@@ -57,7 +57,9 @@ SLOWDOWNS = tuple(sorted({round(1.0 + 0.01 * i, 2) for i in range(-30, 61)}
                          key=lambda v: (abs(v - 1.0), v)))
 
 
-@functools.lru_cache(maxsize=4096)
+# A fit asks again only for its own runs (one job's, a few dozen estimates), and a key
+# may hold a per-layer trace of megabytes: room for a few jobs, not hundreds.
+@functools.lru_cache(maxsize=1024)
 def _cached_estimate(model, workload, cluster, config) -> Estimate:
     return model.estimate(workload, cluster, config)
 
