@@ -24,16 +24,14 @@ import dataclasses
 import statistics
 
 import numpy as np
+from level_two_runs import GROUPS, every_set_rows  # (this directory)
 
 from perfmodel import queueing, zoo
 from perfmodel.fit.corpus import evaluate_corpus
-from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows
 from perfmodel.queueing import AsyncMVA
 from perfmodel.result import Estimate
 from perfmodel.specs import Cluster, Config
 
-GROUPS = {"train": lambda s: s == "train", "test": lambda s: s == "test",
-          "probes": lambda s: s.startswith("probe")}
 RHO = (0.4, 0.5, 0.6, 0.7, 0.8)
 DNNS = ("alexnet", "vgg16", "resnet50", "resnet101", "densenet121", "squeezenet1_0",
         "nasnetamobile", "gnmt")
@@ -93,7 +91,7 @@ def summary(results) -> str:
 
 def main() -> None:
     drops()
-    rows = [r for path in PROTOCOL_SETS for r in read_rows(path)]
+    rows = every_set_rows()
     print("async, loss-free: mean error, coverage, median half-width")
     print(f"{'':22s}" + "  ".join(f"{g:>17s}" for g in GROUPS))
     for rho in RHO:

@@ -26,6 +26,11 @@ GROUPS = {"train": lambda s: s == "train", "test": lambda s: s == "test",
           "probes": lambda s: s.startswith("probe")}
 
 
+def every_set_rows() -> list[dict]:
+    """The rows of the corpus and every probe committed."""
+    return [r for path in PROTOCOL_SETS for r in read_rows(path)]
+
+
 def results(rows, objective: str) -> list:
     """The protocol's loss-free regime results with every fit minimizing ``objective``."""
     selection.fit_tunables = functools.partial(grid.fit_tunables, objective=objective)
@@ -36,7 +41,7 @@ def results(rows, objective: str) -> list:
 
 
 def main() -> None:
-    rows = [r for path in PROTOCOL_SETS for r in read_rows(path)]
+    rows = every_set_rows()
     table = {obj: results(rows, obj) for obj in OBJECTIVES}
     print("mode  group   regimes  " + "  ".join(f"{o:>22s}" for o in OBJECTIVES))
     for mode in ("sync", "async"):
