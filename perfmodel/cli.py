@@ -330,6 +330,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "
                         "(with the regime's overlap) instead of its coarse profile")
+    v.add_argument("--jobs", type=int,
+                   help="matrix --only corpus: evaluate the regimes in this many processes "
+                        "(default 1; a --layers replay of every set is over an hour of one "
+                        "core)")
     v.add_argument("--cv-unknown", action="store_true",
                    help="matrix --only corpus: the user does not say how much the compute "
                         "varies (the models and their intervals take it as steady)")

@@ -78,6 +78,7 @@ One ResNet-50 worker and one server at 1 Gbps: the step is 2 M/B + T_F + T_B
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import csv
 import ctypes
 import dataclasses
@@ -96,13 +97,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import _validate as _v
 from . import registry, units, zoo
 from .errors import PerfModelError, SpecError
 from .floors import below_floor, config_floor
 from .specs import Cluster, Config, Profile
 
 __all__ = ["Grid", "SweepResult", "sweep", "read_table", "write_table", "table_format",
-           "grid_records", "FORMATS", "DEFAULT_CHUNK_SIZE", "AUTO_POOL_SECONDS"]
+           "grid_records", "process_pool", "FORMATS", "DEFAULT_CHUNK_SIZE",
+           "AUTO_POOL_SECONDS"]
 
 #: Output formats and the file suffixes that select them.
 FORMATS = {"csv": (".csv",), "jsonl": (".jsonl", ".ndjson"), "parquet": (".parquet", ".pq")}
@@ -632,6 +635,25 @@ def _pool(jobs: int, start_method: str):
     pool = cf.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(start_method),
                                   initializer=_end_with_parent, initargs=(os.getpid(),))
     return pool, lambda: pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def process_pool(jobs: int, start_method: str = "spawn"):
+    """A pool of ``jobs`` processes as :func:`sweep` starts one (its workers end with
+    this process, even when it is killed), shut down on leaving; None for one job
+    (evaluate here).  For other long evaluations, e.g. ``perfmodel validate matrix
+    --jobs``.
+
+    >>> with process_pool(1) as pool:
+    ...     pool is None
+    True
+    """
+    jobs = int(_v.scalar("jobs", jobs, minimum=1, integer=True))
+    pool, close = _pool(jobs, start_method)
+    try:
+        yield pool
+    finally:
+        close()
 
 
 #: Linux prctl option: the signal a process gets when its parent dies.

@@ -1,6 +1,7 @@
 """The held-out protocol on the ns-3 corpus: the user's path, train and test apart."""
 
 import argparse
+import concurrent.futures as cf
 import csv
 import json
 
@@ -22,6 +23,7 @@ from perfmodel.placement.ns3_corpus import (
     PROTOCOL_SETS,
     read_rows,
 )
+from perfmodel.sweep import process_pool
 
 ROWS = read_rows(CORPUS_PATH)
 BY_REGIME: dict = {}
@@ -75,6 +77,31 @@ def test_a_regime_without_enough_runs_is_a_note():
     assert isinstance(report, CorpusReport)
 
 
+def test_a_process_pool_gives_the_same_report_in_the_same_order():
+    # regimes share nothing and seed their own randomness: where they run changes nothing
+    names = [rs[0]["regime"] for rs in BY_REGIME.values() if len(rs) == 8][:3]
+    rows = [r for r in ROWS if r["regime"] in names]
+    rows += [r for r in _first("test", "sync") if int(r["workers"]) in TRAIN_WORKERS]
+    ticks = []
+    here = evaluate_corpus(rows=rows, simulate=False)
+    with process_pool(2) as pool:
+        there = evaluate_corpus(rows=rows, simulate=False, executor=pool,
+                                progress=lambda done, total: ticks.append((done, total)))
+    assert [r.regime for r in there.results] == names
+    assert there == here and len(there.notes) == 1
+    assert sorted(ticks) == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_a_regime_that_fails_in_a_pool_is_a_note():
+    # the error comes back as the regime's note, not as an exception to unpickle
+    rows = [dict(r, dnn="no-such-dnn") for r in _first("train", "sync")]
+    with cf.ThreadPoolExecutor(1) as pool:
+        report = evaluate_corpus(rows=rows, simulate=False, executor=pool)
+    here = evaluate_corpus(rows=rows, simulate=False)
+    assert report.results == () and report.notes == here.notes
+    assert len(report.notes) == 1 and "no-such-dnn" in report.notes[0]
+
+
 def test_cli_reports_the_protocol(tmp_path, capsys):
     path = tmp_path / "corpus.csv"
     rows = _first("train", "sync") + _first("test", "async")
@@ -96,6 +123,9 @@ def test_cli_reports_the_protocol(tmp_path, capsys):
     assert all(r["extra_run"] not in [p["workers"] for p in r["points"]]
                for r in data["results"])
     assert any(r["extra_run"] is not None for r in data["results"])
+    assert main(["validate", "matrix", "--only", "corpus", "--corpus", str(path),
+                 "--suggested-run", "--format", "json", "--jobs", "2"]) == 0
+    assert json.loads(capsys.readouterr().out) == data
 
 
 def test_points_hold_the_interval_that_coverage_counts():
@@ -175,6 +205,7 @@ def test_the_suggested_run_becomes_a_calibration_run():
     (["validate", "dl2", "--only", "ns3"], "--only"),
     (["validate", "matrix", "--only", "corpus", "--dl2-extra", "most-servers"], "--dl2-extra"),
     (["validate", "matrix", "--only", "ns3", "--cv-unknown"], "--cv-unknown"),
+    (["validate", "dl2", "--jobs", "2"], "--jobs"),
 ])
 def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
     assert main(argv) == 2

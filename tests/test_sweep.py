@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import time
 
 import pytest
@@ -17,7 +18,7 @@ from perfmodel import registry, zoo
 from perfmodel.coarse import SyncCoarse
 from perfmodel.errors import SpecError
 from perfmodel.specs import Config
-from perfmodel.sweep import Grid, read_table, sweep, write_table
+from perfmodel.sweep import Grid, process_pool, read_table, sweep, write_table
 
 PROFILE, CLUSTER = zoo.profile("resnet50-pipedream"), zoo.cluster("aws-p3.2xlarge")
 
@@ -455,3 +456,13 @@ def test_a_sigkilled_sweep_leaves_no_pool_worker_behind(tmp_path):
     while any(_alive(p) for p in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(p) for p in workers)
+
+
+def test_a_process_pool_runs_tasks_elsewhere_and_one_job_runs_here():
+    with process_pool(2) as pool:
+        assert pool.submit(os.getpid).result() != os.getpid()
+    with process_pool(1) as pool:
+        assert pool is None
+    with pytest.raises(SpecError, match="jobs"):
+        with process_pool(0):
+            pass

@@ -45,6 +45,7 @@ a loss-free link, so loss-free and lossy regimes are reported apart.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -320,7 +321,8 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
                     regimes: Sequence[str] | None = None,
                     train_workers: Sequence[int] = TRAIN_WORKERS,
                     simulate: bool = True, layers: bool = False, suggested: bool = False,
-                    cv_given: bool = True, progress=None, **options) -> CorpusReport:
+                    cv_given: bool = True, progress=None, executor=None,
+                    **options) -> CorpusReport:
     """The held-out protocol on every regime of the corpus (module notes).
 
     Parameters
@@ -339,6 +341,11 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
         The simulator among the candidates.
     progress : callable, optional
         Called with (done, total) after each regime.
+    executor : concurrent.futures.Executor, optional
+        Where the regimes are evaluated, one task each (e.g. a process pool:
+        regimes share nothing, and a per-layer replay is hours of one core);
+        it is not shut down.  The report is the same as without one: results
+        in the corpus's order, each regime's randomness seeded by itself.
     layers : bool
         The user gives each job's per-layer profile (with the regime's overlap) instead
         of its coarse profile (:func:`evaluate_regime`).
@@ -362,20 +369,49 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
     for r in rows:
         if r["split"] in splits and (regimes is None or r["regime"] in regimes):
             by_regime.setdefault(r["regime"], []).append(r)
-    results, notes = [], []
-    for i, (name, group) in enumerate(by_regime.items(), 1):
+    kwargs = dict(train_workers=train_workers, simulate=simulate, layers=layers,
+                  suggested=suggested, cv_given=cv_given, **options)
+    notes, tasks = [], {}
+    for name, group in by_regime.items():
         workers = {int(r["workers"]) for r in group}
         if not set(train_workers) <= workers or len(workers) <= len(train_workers):
             notes.append(f"{name}: runs at {sorted(workers)} cannot train on "
                          f"{list(train_workers)} and test on the rest")
-            continue
-        try:
-            results.append(evaluate_regime(group, train_workers=train_workers,
-                                           simulate=simulate, layers=layers,
-                                           suggested=suggested, cv_given=cv_given,
-                                           **options))
-        except (PerfModelError, Infeasible) as err:
-            notes.append(f"{name}: {err}")
-        if progress is not None:
-            progress(i, len(by_regime))
+        else:
+            tasks[name] = group
+    outcomes = _evaluated(tasks, kwargs, executor, progress, len(by_regime) - len(tasks))
+    results = [o for o in outcomes if isinstance(o, RegimeResult)]
+    notes += [o for o in outcomes if isinstance(o, str)]
     return CorpusReport(tuple(results), tuple(notes))
+
+
+def _evaluated_one(name: str, group: list, kwargs: dict) -> RegimeResult | str:
+    """One regime's result, or a note saying why it has none (top-level, so that a
+    process pool can pickle it; the note is a string since exceptions with their own
+    arguments need not survive pickling)."""
+    try:
+        return evaluate_regime(group, **kwargs)
+    except (PerfModelError, Infeasible) as err:
+        return f"{name}: {err}"
+
+
+def _evaluated(tasks: dict, kwargs: dict, executor, progress, skipped: int) -> list:
+    """Every task's outcome in the tasks' order, here or on ``executor``."""
+    total = len(tasks) + skipped
+    if skipped and progress is not None:
+        progress(skipped, total)
+    if executor is None:
+        out = []
+        for i, (name, group) in enumerate(tasks.items(), skipped + 1):
+            out.append(_evaluated_one(name, group, kwargs))
+            if progress is not None:
+                progress(i, total)
+        return out
+    futures = {executor.submit(_evaluated_one, name, group, kwargs): i
+               for i, (name, group) in enumerate(tasks.items())}
+    out = [None] * len(futures)
+    for done, future in enumerate(cf.as_completed(futures), skipped + 1):
+        out[futures[future]] = future.result()
+        if progress is not None:
+            progress(done, total)
+    return out

@@ -1,0 +1,72 @@
+"""Benchmark: the held-out protocol in one process vs a process pool (a script, not a test).
+
+Times :func:`perfmodel.fit.corpus.evaluate_corpus` on a few sync regimes of the
+ns-3 corpus with each job's per-layer profile (``layers=True``, the slow replay
+of ``perfmodel validate matrix --only corpus --layers``), once in this process
+and once on a pool of ``--jobs`` processes (:func:`perfmodel.sweep.process_pool`,
+its start-up included), and prints the median wall time of each, their ratio and
+whether the two reports are equal (they must be).
+
+Usage::
+
+    python tests/benchmarks/bench_corpus.py [--regimes 6] [--jobs 2] [--repeats 1]
+
+Each repeat starts cold: the simulator's kept runs are cleared, as a fresh
+command's would be, and a new pool is started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+
+from perfmodel.fit.corpus import evaluate_corpus
+from perfmodel.placement.ns3_corpus import CORPUS_PATH, read_rows
+from perfmodel.fit import level
+from perfmodel.sim import model as sim_model
+from perfmodel.sweep import process_pool
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from _timing import median_seconds  # noqa: E402
+
+
+def sync_rows(n_regimes: int) -> list[dict]:
+    """The rows of the first ``n_regimes`` loss-free sync regimes of the train half."""
+    rows = read_rows(CORPUS_PATH)
+    names = list(dict.fromkeys(r["regime"] for r in rows
+                               if r["split"] == "train" and r["mode"] == "sync"
+                               and r["buffer"] != "shallow"))[:n_regimes]
+    return [r for r in rows if r["regime"] in names]
+
+
+def here(rows):
+    sim_model._kept_estimate.cache_clear()   # cold, as a fresh command's caches are
+    level._cached_estimate.cache_clear()
+    return evaluate_corpus(rows=rows, layers=True)
+
+
+def pooled(rows, jobs: int):
+    with process_pool(jobs) as pool:
+        return evaluate_corpus(rows=rows, layers=True, executor=pool)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--regimes", type=int, default=6)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=1)
+    args = p.parse_args(argv)
+    rows = sync_rows(args.regimes)
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
+          f"{args.regimes} sync regimes with per-layer profiles, {args.repeats} repeat(s)")
+    t_here, a = median_seconds(lambda: here(rows), args.repeats)
+    t_pool, b = median_seconds(lambda: pooled(rows, args.jobs), args.repeats)
+    print(f"one process      {t_here:8.1f} s")
+    print(f"{args.jobs} processes      {t_pool:8.1f} s   ({t_here / t_pool:.2f}x faster)")
+    print(f"same report: {a == b}")
+
+
+if __name__ == "__main__":
+    main()
