@@ -174,6 +174,16 @@ def test_the_eighteenth_probe_is_the_sixteenths_factors_on_three_or_four_servers
     assert nc.PROBE18_PATH.name == "ns3_probe18.csv"
 
 
+def test_the_nineteenth_probe_is_the_fifteenths_factors_with_varying_compute():
+    d = nc.design(spec=nc.PROBE19)
+    assert d == nc.design(spec=nc.PROBE19) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe19"} and {r["regime"][0] for r in d} == {"i"}
+    assert {r["mode"] for r in d} == {"sync"}
+    assert Counter(r["jitter"] for r in d) == {"lognormal": 12, "pareto": 12}
+    assert Counter(r["n_ps"] for r in d) == {1: 6, 2: 6, 3: 6, 4: 6}
+    assert nc.PROBE19_PATH.name == "ns3_probe19.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -258,6 +258,16 @@ servers with the update rate drawn from 5 or 25 GB/s (short updates beside
 a transfer: the MVA answers), its draw seeded at 2044.  Every regime is in
 the ``probe18`` split.
 
+Nineteenth probe
+----------------
+:data:`PROBE19` is a twentieth held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs: whether the 90% interval of a
+model that draws each worker's compute from the declared spread (the
+simulator) needs to widen for that spread beyond the runs.  It has the
+fifteenth probe's factors (sync, 1-4 servers, FIFO or fair hosts) with every
+regime's compute varying, lognormal or heavy-tailed, its draw seeded at
+2045.  Every regime is in the ``probe19`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -296,12 +306,12 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
-           "PROBE18", "DESIGNS",
+           "PROBE18", "PROBE19", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
-           "PROBE17_PATH", "PROBE18_PATH",
+           "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -543,10 +553,18 @@ PROBE18 = Design(
     {}, 24, 2044, CORPUS_WORKERS, "h", split="probe18",
     summary="the eighteenth probe (every regime held out: the sixteenth probe's factors on "
             "3 or 4 servers, short updates)")
+#: The nineteenth probe: a twentieth held-out set, fixed before it was run, of the
+#: fifteenth probe's factors with every regime's compute varying (module notes).  Its
+#: split is ``probe19``.
+PROBE19 = Design(
+    "probe19", dict(PROBE15.factors, jitter=("lognormal", "pareto")), {}, 24, 2045,
+    CORPUS_WORKERS, "i", split="probe19",
+    summary="the nineteenth probe (every regime held out: the fifteenth probe's factors, "
+            "every regime's compute varying)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
-                               PROBE14, PROBE15, PROBE16, PROBE17, PROBE18)}
+                               PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -586,6 +604,8 @@ PROBE16_PATH = PROBE_PATHS["probe16"]
 PROBE17_PATH = PROBE_PATHS["probe17"]
 #: The committed eighteenth probe.
 PROBE18_PATH = PROBE_PATHS["probe18"]
+#: The committed nineteenth probe.
+PROBE19_PATH = PROBE_PATHS["probe19"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
