@@ -9,15 +9,19 @@ from hypothesis import strategies as st
 
 from perfmodel import zoo
 from perfmodel.errors import SpecError
+from perfmodel.fit.level import Leveled
 from perfmodel.fit.selection import (
     COMPUTE_CV_GROWTH,
     EXTRAPOLATION_GROWTH,
+    default_candidates,
+    draws_compute_spread,
     extrapolation_growth,
     select_model,
 )
 from perfmodel.gst.maxima import expected_max_normal
 from perfmodel.measurements import Measurement
 from perfmodel.queueing import AsyncMVA
+from perfmodel.sim.model import TraceSim
 from perfmodel.specs import Config
 
 
@@ -74,3 +78,32 @@ def test_selection_widens_the_interval_by_the_jobs_compute_cv():
         assert ("pulls away" in chosen.why) == (cv > 0)
         speeds.append(est.throughput)
     assert widths[1] > widths[0] and np.isclose(speeds[0], speeds[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, drawn", [("sim-ps", True), ("sync-ps", False)])
+def test_a_model_that_draws_the_spread_need_not_widen_for_it(name, drawn):
+    # the simulator samples every worker's compute (CV 0.3), so its sync step already
+    # waits for the slowest of K: without widen_drawn_spread its growth is the steady
+    # 0.03; a closed form (mean compute) widens by hypot(0.03, 0.15) either way
+    profile = zoo.profile("resnet50-pipedream").replace(t_update=0.02)
+    cluster = zoo.cluster("aws-p3.2xlarge").replace(machines=32, compute_cv=0.3)
+    cand = next(c for c in default_candidates("sync", simulate=True) if c.name == name)
+    assert draws_compute_spread(cand.model) == drawn
+    runs = [Measurement(k, 1, cluster.nic_bandwidth, speed, mode="sync")
+            for k, speed in ((1, 50.0), (2, 90.0))]
+    growths, speeds = {}, {}
+    for widen in (True, False):
+        chosen = select_model(profile, cluster, runs, candidates=[cand], mode="sync",
+                              compute_cv=0.3, widen_drawn_spread=widen).chosen
+        growths[widen] = chosen.growth
+        speeds[widen] = chosen.estimate(profile, cluster, Config(n_replicas=8)).throughput
+        assert ("is in its prediction" in chosen.why) == (drawn and not widen)
+    assert growths[True] == pytest.approx(0.1529706, abs=1e-7)
+    assert growths[False] == pytest.approx(0.03 if drawn else 0.1529706, abs=1e-7)
+    assert speeds[True] == speeds[False]   # the interval changes, not the prediction
+
+
+def test_draws_compute_spread_looks_inside_a_leveled_model():
+    assert draws_compute_spread(Leveled(TraceSim(), 1.1))
+    assert not draws_compute_spread(Leveled(TraceSim(jitter=0.0), 1.1))
+    assert not draws_compute_spread(Leveled(AsyncMVA(), 1.1))

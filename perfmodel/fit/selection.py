@@ -304,7 +304,7 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "matrix_candidates", "servers_to_p", "TO_P_CANDIDATE",
            "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "COMPUTE_CV_GROWTH",
-           "extrapolation_growth", "contention_free_throughput", "SERVER_CPUS",
+           "extrapolation_growth", "draws_compute_spread", "contention_free_throughput", "SERVER_CPUS",
            "server_throughput", "incast_throughput",
            "ASYNC_EVIDENCE_WORKERS", "Calibrated",
            "Score", "Selection", "choose", "validity", "calibrate_candidate", "select_model"]
@@ -915,6 +915,27 @@ def extrapolation_growth(mode: str = "sync", compute_cv: float = 0.0) -> float:
         raise SpecError("mode", f"expected 'sync' or 'async', got {mode!r}")
     compute_cv = _v.nonnegative("compute_cv", compute_cv)
     return math.hypot(EXTRAPOLATION_GROWTH[mode], COMPUTE_CV_GROWTH * compute_cv)
+
+
+def draws_compute_spread(model) -> bool:
+    """Whether ``model`` (or the model a wrapper such as :class:`~perfmodel.fit.level.Leveled`
+    holds) draws each worker's compute from a spread: the trace-driven simulator with
+    ``jitter`` unset (the cluster's ``compute_cv``) or positive.
+
+    Such a model's sync step already waits for the slowest of K sampled workers,
+    which the closed forms (mean compute) leave out.
+
+    Examples
+    --------
+    >>> from perfmodel.coarse import SyncCoarse
+    >>> draws_compute_spread(TraceSim()), draws_compute_spread(TraceSim(jitter=0.0))
+    (True, False)
+    >>> draws_compute_spread(SyncCoarse())
+    False
+    """
+    while not isinstance(model, TraceSim) and hasattr(model, "model"):
+        model = model.model
+    return isinstance(model, TraceSim) and model.jitter != 0
 
 
 def extrapolated_halfwidth(halfwidth: float, workers: int, calibration_workers: int | None,
@@ -1778,7 +1799,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  cpu_capacity: float | None = None, calibration: str = "auto",
                  spaced: bool = True, pool: bool = False,
                  server_cpu: str = "fcfs", server_bound: bool = True,
-                 fork_join_to_p: bool = False) -> Selection:
+                 fork_join_to_p: bool = False, widen_drawn_spread: bool = True) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1900,6 +1921,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         servers' stations visited in turn at every K, as Li et al. 2022 print
         them; judged on a held-out probe, the rule was exact up to P and too fast
         beyond it at 1 Gbps (docs/validation.md).
+    widen_drawn_spread : bool
+        With ``compute_cv`` given, whether the interval of a chosen model that
+        draws each worker's compute from that spread itself (the simulator:
+        :func:`draws_compute_spread`) widens for it beyond the runs, as a model
+        with steady compute does (:func:`extrapolation_growth`).  False: it widens
+        at the steady rate only, since the slowest of K workers is already in its
+        prediction; what the spread adds there is how its shape differs from the
+        simulator's Gamma draws.
 
     Returns
     -------
@@ -2052,8 +2081,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if pooled:
         why += (f"; its prediction is the geometric mean of its own and "
                 f"{', '.join(p.name for p in pooled)}'s, which fit the runs as well")
-    growth = extrapolation_growth(mode, compute_cv or 0.0)
-    if compute_cv and extrapolation == "growth":
+    drawn = bool(compute_cv) and draws_compute_spread(fitted[pick].model)
+    growth = extrapolation_growth(mode, 0.0 if drawn and not widen_drawn_spread
+                                  else compute_cv or 0.0)
+    if compute_cv and extrapolation == "growth" and drawn and not widen_drawn_spread:
+        why += (f"; beyond the runs the interval widens {100 * growth:.0f}% per e-fold of "
+                f"workers, as with steady compute: the model draws each worker's compute "
+                f"(CV {compute_cv:g}), so the slowest of K workers is in its prediction")
+    elif compute_cv and extrapolation == "growth":
         why += (f"; beyond the runs the interval widens {100 * growth:.0f}% per e-fold of "
                 f"workers, more than with steady compute: the slowest of K workers (compute "
                 f"CV {compute_cv:g}) pulls away as K grows")

@@ -22,9 +22,9 @@ import os
 import platform
 import sys
 
+from perfmodel.fit import level
 from perfmodel.fit.corpus import evaluate_corpus
 from perfmodel.placement.ns3_corpus import CORPUS_PATH, read_rows
-from perfmodel.fit import level
 from perfmodel.sim import model as sim_model
 from perfmodel.sweep import process_pool
 
