@@ -178,7 +178,10 @@ compute varies (:func:`extrapolation_growth`): ``hypot(g0, 0.5 c)`` for
 compute of coefficient of variation c (``Cluster.compute_cv``; 0, the
 default, takes the compute as steady).  The 0.5 c is the physics: the
 expected slowest of K workers pulls away from the mean by about that much
-per e-fold of K, which runs of 1-2 workers cannot show.  ``g0``
+per e-fold of K, which runs of 1-2 workers cannot show.  A model that draws each
+worker's compute from that spread (the simulator, :func:`draws_compute_spread`)
+already waits for the slowest of K, so its interval widens at ``g0`` only
+(``widen_drawn_spread``).  ``g0``
 (:data:`EXTRAPOLATION_GROWTH`, 0.03 both modes) is set on the loss-free
 regimes of every packet-level set (:mod:`perfmodel.fit.corpus`) so that each
 side of the 90% interval misses at most 5% of the runs: for each run and
@@ -1799,7 +1802,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  cpu_capacity: float | None = None, calibration: str = "auto",
                  spaced: bool = True, pool: bool = False,
                  server_cpu: str = "fcfs", server_bound: bool = True,
-                 fork_join_to_p: bool = False, widen_drawn_spread: bool = True) -> Selection:
+                 fork_join_to_p: bool = False, widen_drawn_spread: bool = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1926,9 +1929,10 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         draws each worker's compute from that spread itself (the simulator:
         :func:`draws_compute_spread`) widens for it beyond the runs, as a model
         with steady compute does (:func:`extrapolation_growth`).  False: it widens
-        at the steady rate only, since the slowest of K workers is already in its
-        prediction; what the spread adds there is how its shape differs from the
-        simulator's Gamma draws.
+        at the steady rate only (default), since the slowest of K workers is already
+        in its prediction; what the spread adds there is how its shape differs from
+        the simulator's Gamma draws.  True: the widening of a model with steady
+        compute (judged on a held-out probe, docs/validation.md).
 
     Returns
     -------
