@@ -397,23 +397,27 @@ def _evaluated_one(name: str, group: list, kwargs: dict) -> RegimeResult | str:
         return f"{name}: {err}"
 
 
+def _finished(tasks: dict, kwargs: dict, executor):
+    """(index, outcome) of every task as it finishes, here in order or on ``executor``."""
+    items = list(tasks.items())
+    if executor is None:
+        for i, (name, group) in enumerate(items):
+            yield i, _evaluated_one(name, group, kwargs)
+        return
+    futures = {executor.submit(_evaluated_one, name, group, kwargs): i
+               for i, (name, group) in enumerate(items)}
+    for future in cf.as_completed(futures):
+        yield futures[future], future.result()
+
+
 def _evaluated(tasks: dict, kwargs: dict, executor, progress, skipped: int) -> list:
     """Every task's outcome in the tasks' order, here or on ``executor``."""
     total = len(tasks) + skipped
     if skipped and progress is not None:
         progress(skipped, total)
-    if executor is None:
-        out = []
-        for i, (name, group) in enumerate(tasks.items(), skipped + 1):
-            out.append(_evaluated_one(name, group, kwargs))
-            if progress is not None:
-                progress(i, total)
-        return out
-    futures = {executor.submit(_evaluated_one, name, group, kwargs): i
-               for i, (name, group) in enumerate(tasks.items())}
-    out = [None] * len(futures)
-    for done, future in enumerate(cf.as_completed(futures), skipped + 1):
-        out[futures[future]] = future.result()
+    out = [None] * len(tasks)
+    for done, (i, outcome) in enumerate(_finished(tasks, kwargs, executor), skipped + 1):
+        out[i] = outcome
         if progress is not None:
             progress(done, total)
     return out
