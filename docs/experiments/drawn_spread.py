@@ -11,7 +11,7 @@ every committed set whose compute varies, with and without the widening, and
 prints per set the loss-free regimes, how many chose the simulator, their mean
 error, the interval's coverage and its median half-width.
 
-    python docs/experiments/drawn_spread.py [--jobs 2]     # about 2 minutes on one core
+    python docs/experiments/drawn_spread.py [--jobs 2]     # about 20 s on one core
 """
 
 import argparse

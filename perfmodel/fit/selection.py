@@ -2085,17 +2085,16 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if pooled:
         why += (f"; its prediction is the geometric mean of its own and "
                 f"{', '.join(p.name for p in pooled)}'s, which fit the runs as well")
-    drawn = bool(compute_cv) and draws_compute_spread(fitted[pick].model)
-    growth = extrapolation_growth(mode, 0.0 if drawn and not widen_drawn_spread
-                                  else compute_cv or 0.0)
-    if compute_cv and extrapolation == "growth" and drawn and not widen_drawn_spread:
+    drawn = (bool(compute_cv) and not widen_drawn_spread
+             and draws_compute_spread(fitted[pick].model))
+    growth = extrapolation_growth(mode, 0.0 if drawn else compute_cv or 0.0)
+    if compute_cv and extrapolation == "growth":
         why += (f"; beyond the runs the interval widens {100 * growth:.0f}% per e-fold of "
-                f"workers, as with steady compute: the model draws each worker's compute "
-                f"(CV {compute_cv:g}), so the slowest of K workers is in its prediction")
-    elif compute_cv and extrapolation == "growth":
-        why += (f"; beyond the runs the interval widens {100 * growth:.0f}% per e-fold of "
-                f"workers, more than with steady compute: the slowest of K workers (compute "
-                f"CV {compute_cv:g}) pulls away as K grows")
+                "workers, " + (f"as with steady compute: the model draws each worker's "
+                               f"compute (CV {compute_cv:g}), so the slowest of K workers is "
+                               f"in its prediction" if drawn else
+                               f"more than with steady compute: the slowest of K workers "
+                               f"(compute CV {compute_cv:g}) pulls away as K grows"))
     shared = dict(extrapolation=extrapolation, growth=growth, mode=mode, ceiling=ceiling,
                   server_cpu=server_cpu)
     in_turn = None
