@@ -1,15 +1,17 @@
 """Benchmark: the held-out protocol in one process vs a process pool (a script, not a test).
 
-Times :func:`perfmodel.fit.corpus.evaluate_corpus` on a few sync regimes of the
-ns-3 corpus with each job's per-layer profile (``layers=True``, the slow replay
-of ``perfmodel validate matrix --only corpus --layers``), once in this process
-and once on a pool of ``--jobs`` processes (:func:`perfmodel.sweep.process_pool`,
-its start-up included), and prints the median wall time of each, their ratio and
-whether the two reports are equal (they must be).
+Times :func:`perfmodel.fit.corpus.evaluate_corpus` on the first ``--regimes``
+regimes of the ns-3 corpus (both halves, sync and async, coarse profiles: what
+``perfmodel validate matrix --only corpus`` runs per set), or with ``--layers``
+on its loss-free sync train regimes with each job's per-layer profile (the
+replay of ``--layers``), once in this process and once on a pool of ``--jobs``
+processes (:func:`perfmodel.sweep.process_pool`, its start-up included), and
+prints the median wall time of each, their ratio and whether the two reports
+are equal (they must be).
 
 Usage::
 
-    python tests/benchmarks/bench_corpus.py [--regimes 6] [--jobs 2] [--repeats 1]
+    python tests/benchmarks/bench_corpus.py [--regimes 96] [--layers] [--jobs 2] [--repeats 1]
 
 Each repeat starts cold: the simulator's kept runs are cleared, as a fresh
 command's would be, and a new pool is started.
@@ -41,28 +43,38 @@ def sync_rows(n_regimes: int) -> list[dict]:
     return [r for r in rows if r["regime"] in names]
 
 
-def here(rows):
+def corpus_rows(n_regimes: int) -> list[dict]:
+    """The rows of the corpus's first ``n_regimes`` regimes, every mode and split."""
+    rows = read_rows(CORPUS_PATH)
+    names = set(list(dict.fromkeys(r["regime"] for r in rows))[:n_regimes])
+    return [r for r in rows if r["regime"] in names]
+
+
+def here(rows, layers: bool):
     sim_model._kept_estimate.cache_clear()   # cold, as a fresh command's caches are
     level._cached_estimate.cache_clear()
-    return evaluate_corpus(rows=rows, layers=True)
+    return evaluate_corpus(rows=rows, layers=layers)
 
 
-def pooled(rows, jobs: int):
+def pooled(rows, layers: bool, jobs: int):
     with process_pool(jobs) as pool:
-        return evaluate_corpus(rows=rows, layers=True, executor=pool)
+        return evaluate_corpus(rows=rows, layers=layers, executor=pool)
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--regimes", type=int, default=6)
+    p.add_argument("--regimes", type=int, default=96)
+    p.add_argument("--layers", action="store_true",
+                   help="loss-free sync train regimes with per-layer profiles")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--repeats", type=int, default=1)
     args = p.parse_args(argv)
-    rows = sync_rows(args.regimes)
+    rows = sync_rows(args.regimes) if args.layers else corpus_rows(args.regimes)
+    what = "sync regimes with per-layer profiles" if args.layers else "regimes, coarse profiles"
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-          f"{args.regimes} sync regimes with per-layer profiles, {args.repeats} repeat(s)")
-    t_here, a = median_seconds(lambda: here(rows), args.repeats)
-    t_pool, b = median_seconds(lambda: pooled(rows, args.jobs), args.repeats)
+          f"{len({r['regime'] for r in rows})} {what}, {args.repeats} repeat(s)")
+    t_here, a = median_seconds(lambda: here(rows, args.layers), args.repeats)
+    t_pool, b = median_seconds(lambda: pooled(rows, args.layers, args.jobs), args.repeats)
     print(f"one process      {t_here:8.1f} s")
     print(f"{args.jobs} processes      {t_pool:8.1f} s   ({t_here / t_pool:.2f}x faster)")
     print(f"same report: {a == b}")
