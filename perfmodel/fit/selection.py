@@ -280,11 +280,12 @@ from scipy.stats import t as student_t
 
 from .. import _validate as _v
 from .. import registry
+from ..coarse import LockStep
 from ..errors import Infeasible, PerfModelError, SpecError
 from ..floors import link_floor
 from ..measurements import measured_cluster, measured_profile
 from ..operational import fit_utilization_ceiling
-from ..queueing import AsyncMVA
+from ..queueing import AsyncMVA, link_rate, update_spread
 from ..registry import FAMILIES, ModelEntry, Variant
 from ..result import Estimate
 from ..sim.model import BlockTrace, ProfiledTrace, TraceSim
@@ -301,7 +302,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "SPACED_SPACING", "SPACED_LEVEL", "SPACED_STEPS", "SPACED_WARMUP", "update_spacing",
            "runs_spacing",
            "spaced_candidate", "spaced_choice", "SERVER_BOUND_SPACING", "AsymptoticBound",
-           "server_bound_candidate", "server_bound_choice",
+           "server_bound_candidate", "server_bound_choice", "PARTLY_LOCKED_SERVERS",
+           "free_weight", "PartlyLocked", "partly_locked_candidate", "partly_locked_choice",
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
            "default_candidates",
            "matrix_candidates", "servers_to_p", "TO_P_CANDIDATE",
@@ -751,6 +753,109 @@ def server_bound_candidate(overlap: bool) -> ModelCandidate:
     return ModelCandidate("async-bound", "closed form",
                           AsymptoticBound(AsyncMVA(overlap=overlap, serialized_bound=True)),
                           grid={"slowdown": SLOWDOWNS}, modes=("async",), lockstep=False)
+
+
+#: Most servers on which :class:`PartlyLocked` keeps async workers partly in lock-step.
+PARTLY_LOCKED_SERVERS = 2
+
+
+def free_weight(workers, t_update, model_bytes, bandwidth):
+    """The MVA's weight in :class:`PartlyLocked`'s step: ``(1 + min(1, K T_S B / M)) / 2``.
+    Vectorized.
+
+    ``min(1, K T_S B / M)`` is how far the servers' K updates, applied one at a
+    time, spread workers that reach them together, in transfers
+    (:func:`perfmodel.queueing.update_spread`); where they spread nothing, the
+    workers sit halfway (geometrically) between lock-step and drifted apart.
+
+    Examples
+    --------
+    >>> float(free_weight(8, 0.02, 100e6, 1.25e8))     # 8 x 20 ms over 0.8 s: 0.2
+    0.6
+    >>> float(free_weight(16, 0.02, 100e6, 1.25e9))    # 16 x 20 ms over 80 ms: spread
+    1.0
+    """
+    return 0.5 * (1.0 + update_spread(workers, t_update, model_bytes, bandwidth))
+
+
+@dataclass(frozen=True)
+class PartlyLocked:
+    """Async workers between lock-step and drifted apart, on one or two servers (ours).
+
+    Workers that start together and share a link fairly stay together (equal
+    transfers on a processor-sharing link keep their gaps), and the servers' updates,
+    applied one at a time, spread them by ``T_S / P`` each; TCP's unequal flow
+    completion and the compute's jitter spread them further, by amounts no input
+    says.  Between the two ends the step is their weighted geometric mean,
+    ``T_free^w T_locked^(1 - w)``, with ``w`` = :func:`free_weight`:
+    halfway where the updates spread nothing, the drifted-apart workers where the
+    K updates span a transfer.  ``free`` is the drifted-apart model (default: the MVA
+    of Li et al. 2022, eqs. 1-6), ``locked`` the lock-step one (default:
+    :class:`~perfmodel.coarse.LockStep`, eq. 7 per worker step).  On three or more
+    servers it is ``free``: there the servers' stations visited in turn already queue
+    more than the runs do (docs/validation.md).  Its phases are ``free``'s, scaled.
+
+    Examples
+    --------
+    >>> p = Profile(model_bytes=100e6, t_forward=0.05, t_backward=0.1, t_update=0.002,
+    ...             batch_size=32)
+    >>> c = Cluster(machines=20, nic_bandwidth="1GB/s")
+    >>> part = PartlyLocked()
+    >>> est = part.estimate(p, c, Config(n_replicas=8, mode="async"))
+    >>> round(est.meta["free_weight"], 3)
+    0.58
+    """
+
+    free: Any = None
+    locked: Any = None
+    overlap: bool = False
+
+    def __post_init__(self):
+        _v.boolean("overlap", self.overlap)
+        for name in ("free", "locked"):
+            model = getattr(self, name)
+            if model is not None and not callable(getattr(model, "estimate", None)):
+                raise SpecError(name, f"needs estimate(), got {type(model).__name__}")
+
+    @property
+    def modes(self) -> tuple:
+        """Async only."""
+        return ("async",)
+
+    def free_model(self):
+        """The drifted-apart model (default ``AsyncMVA(overlap=overlap)``)."""
+        return self.free if self.free is not None else AsyncMVA(overlap=self.overlap)
+
+    def locked_model(self):
+        """The lock-step model (default ``LockStep(overlap=overlap)``)."""
+        return self.locked if self.locked is not None else LockStep(overlap=self.overlap)
+
+    def estimate(self, workload, cluster: Cluster, config: Config) -> Estimate:
+        """The step between the two ends for ``config`` (async, data-parallel)."""
+        if config.mode != "async" or config.n_workers > 1:
+            raise Infeasible("partly locked workers are async data-parallel ones")
+        free = self.free_model().estimate(workload, cluster, config)
+        w = 1.0
+        if 1 <= config.n_ps <= PARTLY_LOCKED_SERVERS:
+            w = float(free_weight(config.n_replicas, workload.t_update, workload.model_bytes,
+                                  link_rate(cluster)))
+        meta = dict(free.meta, model="async-partly-locked", free_weight=w)
+        if w >= 1.0:
+            return dataclasses.replace(free, meta=meta)
+        locked = self.locked_model().estimate(workload, cluster, config)
+        scale = (locked.step_time / free.step_time) ** (1.0 - w)
+        est = Estimate.from_phases({k: v * scale for k, v in free.phases.items()},
+                                   config.n_replicas * workload.batch_size,
+                                   epoch_samples=config.epoch_samples,
+                                   meta=dict(meta, locked_step=locked.step_time))
+        return dataclasses.replace(est, bottleneck=free.bottleneck)
+
+
+def partly_locked_candidate(free: Any = None, overlap: bool = False) -> ModelCandidate:
+    """:class:`PartlyLocked` of ``free`` (default: the MVA) calibrated by its level."""
+    return level_candidate(ModelCandidate(
+        "async-partly-locked", "queueing", PartlyLocked(free=free, overlap=overlap),
+        modes=("async",), lockstep=False, links=("fair",)))
 
 
 def level_candidate(cand: ModelCandidate) -> ModelCandidate:
@@ -1792,6 +1897,45 @@ def server_bound_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, 
     return _in_place_of(chosen, cal, why)
 
 
+def partly_locked_choice(chosen: Calibrated, profile: Profile, cluster: Cluster,
+                         measurements, *, overlap: bool, level: float = 0.9,
+                         loo_bound: float | None = None) -> Calibrated:
+    """``chosen`` (the selection's async choice), or :func:`partly_locked_candidate`
+    of it where its workers may stay partly in lock-step.
+
+    It replaces only the MVA calibrated by its level (``async-mva`` of
+    :class:`~perfmodel.fit.level.Leveled`), and only where every run is on at most
+    :data:`PARTLY_LOCKED_SERVERS` servers and the servers' updates do not spread
+    two workers over a transfer (update spacing below 0.5): elsewhere
+    :class:`PartlyLocked` is the MVA.  Runs of 1-2 workers that start together
+    cannot show how far the workers stay together; where runs of 3 or more workers
+    show it (``loo_bound`` not None) it answers only if its LOO error is at most
+    ``loo_bound``.  ``chosen`` and its alternatives stay in the interval."""
+    if chosen.name != TO_P_CANDIDATE or not isinstance(chosen.model, Leveled):
+        return chosen
+    spacing = runs_spacing(profile, cluster, measurements)
+    if (spacing >= SPACED_SPACING
+            or any(m.n_ps > PARTLY_LOCKED_SERVERS for m in measurements)):
+        return chosen
+    try:
+        cal = calibrate_candidate(partly_locked_candidate(chosen.model.model, overlap),
+                                  profile, cluster, measurements, level=level)
+    except (PerfModelError, Infeasible):
+        return chosen
+    if loo_bound is not None and cal.loo_error > loo_bound:
+        return dataclasses.replace(chosen, why=chosen.why + (
+            f"; with updates that barely space the workers (update spacing {spacing:.2f}) "
+            f"they may stay partly in lock-step, but that fits the runs worse (LOO error "
+            f"{100 * cal.loo_error:.1f}%), so the MVA answers"))
+    why = (f"{cal.name} (queueing): on {PARTLY_LOCKED_SERVERS} servers or fewer, with "
+           f"updates that barely space the workers (update spacing T_S B / M = "
+           f"{spacing:.2f}), workers that start together and share the link fairly stay "
+           f"partly together; the step is the geometric mean of the MVA's and lock-step's, "
+           f"the MVA's weight (1 + min(1, K T_S B / M)) / 2 (slowdown "
+           f"{cal.model.slowdown:g}); in place of {chosen.why}")
+    return _in_place_of(chosen, cal, why)
+
+
 def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  candidates: Sequence[ModelCandidate] | None = None, mode: str | None = None,
                  overlap: bool = False, compute_cv: float | None = None,
@@ -1802,7 +1946,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  cpu_capacity: float | None = None, calibration: str = "auto",
                  spaced: bool = True, pool: bool = False,
                  server_cpu: str = "fcfs", server_bound: bool = True,
-                 fork_join_to_p: bool = False, widen_drawn_spread: bool = False) -> Selection:
+                 fork_join_to_p: bool = False, widen_drawn_spread: bool = False,
+                 partly_locked: bool = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -1933,6 +2078,15 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         in its prediction; what the spread adds there is how its shape differs from
         the simulator's Gamma draws.  True: the widening of a model with steady
         compute (judged on a held-out probe, docs/validation.md).
+    partly_locked : bool
+        For an async job on a loss-free link whose runs are all on one or two
+        servers: where the MVA calibrated by its level answers and the update
+        spacing is below 0.5, :class:`PartlyLocked` answers instead (the
+        workers halfway between lock-step and drifted apart where the updates
+        do not spread them, :func:`partly_locked_choice`), the MVA kept in the
+        interval; once a run has :data:`ASYNC_EVIDENCE_WORKERS` workers or more,
+        only if its LOO error is also within :data:`EVIDENCE` of the MVA's.
+        False (default): the MVA.
 
     Returns
     -------
@@ -2112,6 +2266,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if server_bound and mode == "async" and lossy is False:
         chosen = server_bound_choice(chosen, profile, cluster, ms, overlap=overlap,
                                      level=level, loo_bound=loo_bound)
+    if partly_locked and mode == "async" and lossy is False:
+        chosen = partly_locked_choice(chosen, profile, cluster, ms, overlap=overlap,
+                                      level=level, loo_bound=loo_bound)
     return Selection(chosen, tuple(scores), tuple(fitted),
                      None if spread is None else spread[0], ceiling,
                      None if suggestion is None else suggestion[0])
