@@ -319,14 +319,15 @@ def build_parser() -> argparse.ArgumentParser:
                                     "all sync; probe16: the fourteenth's, all async, slower "
                                     "updates; probe17: the sixteenth's at 10 and 25 Gbps; "
                                     "probe18: the sixteenth's on 3 or 4 servers; probe19: "
-                                    "the fifteenth's, every regime's compute varying) or "
-                                    "a corpus CSV (default: the corpus and the nineteen "
-                                    "probes)")
+                                    "the fifteenth's, every regime's compute varying; "
+                                    "probe20: the fourteenth's, all async on 1 or 2 "
+                                    "servers, short updates) or a corpus CSV (default: the "
+                                    "corpus and the twenty probes)")
     v.add_argument("--split", action="append",
                    choices=("train", "test", "probe", "probe2", "probe3", "probe4", "probe5",
                             "probe6", "probe7", "probe8", "probe9", "probe10", "probe11",
                             "probe12", "probe13", "probe14", "probe15", "probe16",
-                            "probe17", "probe18", "probe19"),
+                            "probe17", "probe18", "probe19", "probe20"),
                    help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "

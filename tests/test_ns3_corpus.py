@@ -184,6 +184,17 @@ def test_the_nineteenth_probe_is_the_fifteenths_factors_with_varying_compute():
     assert nc.PROBE19_PATH.name == "ns3_probe19.csv"
 
 
+def test_the_twentieth_probe_is_async_on_one_or_two_servers_with_short_updates():
+    d = nc.design(spec=nc.PROBE20)
+    assert d == nc.design(spec=nc.PROBE20) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe20"} and {r["regime"][0] for r in d} == {"j"}
+    assert {r["mode"] for r in d} == {"async"}
+    assert Counter(r["n_ps"] for r in d) == {1: 12, 2: 12}
+    assert Counter(r["bandwidth_gbps"] for r in d) == {1: 12, 10: 12}
+    assert Counter(r["update_rate"] for r in d) == {5e9: 6, 12.5e9: 6, 25e9: 6, 50e9: 6}
+    assert nc.PROBE20_PATH.name == "ns3_probe20.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -36,9 +36,10 @@ too, the fifteenth (split ``probe15``), the fourteenth's with every regime
 sync, the sixteenth (split ``probe16``), the fourteenth's with every regime
 async and slower updates, the seventeenth (split ``probe17``), the
 sixteenth's at 10 and 25 Gbps with updates of 1 to 4 GB/s, the eighteenth
-(split ``probe18``), the sixteenth's on 3 or 4 servers with short updates, and
-the nineteenth (split ``probe19``), the fifteenth's with every regime's compute
-varying.
+(split ``probe18``), the sixteenth's on 3 or 4 servers with short updates, the
+nineteenth (split ``probe19``), the fifteenth's with every regime's compute
+varying, and the twentieth (split ``probe20``), the fourteenth's with every
+regime async on 1 or 2 servers with short updates.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume

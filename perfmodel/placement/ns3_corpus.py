@@ -268,6 +268,17 @@ fifteenth probe's factors (sync, 1-4 servers, FIFO or fair hosts) with every
 regime's compute varying, lognormal or heavy-tailed, its draw seeded at
 2045.  Every regime is in the ``probe19`` split.
 
+Twentieth probe
+---------------
+:data:`PROBE20` is a twenty-first held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs: async workers on one or two servers
+that stay partly in lock-step where the servers' updates barely space them
+(``select_model(partly_locked=True)``).  It has the fourteenth probe's factors
+with every regime async, on 1 or 2 servers, at 1 or 10 Gbps, with the update
+rate drawn from 5, 12.5, 25 or 50 GB/s (update spacings of 0.0025 to 0.25),
+its draw seeded at 2046.  Every regime is in the ``probe20`` split.  It is
+also run with ``--async-warmup 32`` (a long job's speed), kept beside it.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -306,12 +317,12 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
-           "PROBE18", "PROBE19", "DESIGNS",
+           "PROBE18", "PROBE19", "PROBE20", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
-           "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH",
+           "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH", "PROBE20_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -561,10 +572,20 @@ PROBE19 = Design(
     CORPUS_WORKERS, "i", split="probe19",
     summary="the nineteenth probe (every regime held out: the fifteenth probe's factors, "
             "every regime's compute varying)")
+#: The twentieth probe: a twenty-first held-out set, fixed before it was run, of the
+#: fourteenth probe's factors, every regime async on 1 or 2 servers at 1 or 10 Gbps with
+#: short updates (module notes).  Its split is ``probe20``.
+PROBE20 = Design(
+    "probe20", dict(PROBE14.factors, mode=("async",), n_ps=(1, 2), bandwidth_gbps=(1, 10),
+                    update_rate=(5e9, 12.5e9, 25e9, 50e9)), {}, 24, 2046,
+    CORPUS_WORKERS, "j", split="probe20",
+    summary="the twentieth probe (every regime held out: the fourteenth probe's factors, "
+            "every regime async on 1 or 2 servers with short updates)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
-                               PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19)}
+                               PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
+                               PROBE20)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -606,6 +627,8 @@ PROBE17_PATH = PROBE_PATHS["probe17"]
 PROBE18_PATH = PROBE_PATHS["probe18"]
 #: The committed nineteenth probe.
 PROBE19_PATH = PROBE_PATHS["probe19"]
+#: The committed twentieth probe.
+PROBE20_PATH = PROBE_PATHS["probe20"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
