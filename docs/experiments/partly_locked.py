@@ -9,6 +9,7 @@ median half-width, each without and with the rule; then the same over every
 loss-free async regime of the set.
 
     python docs/experiments/partly_locked.py [--jobs 2] [--sets corpus probe5 ...]
+        [--csv FILE ...] [--each]
 
 about a minute on two cores over every set.
 """
@@ -43,8 +44,11 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--sets", nargs="*", help="committed sets by name (default: every one)")
+    p.add_argument("--csv", nargs="*", default=[], help="corpus CSV files of your own")
+    p.add_argument("--each", action="store_true", help="also each regime the rule changes")
     args = p.parse_args()
-    paths = [COMMITTED_SETS[s] for s in args.sets] if args.sets else list(PROTOCOL_SETS)
+    paths = ([COMMITTED_SETS[s] for s in args.sets or ()] + list(args.csv)
+             or list(PROTOCOL_SETS))
     rows = [r for path in paths for r in read_rows(path) if r["mode"] == "async"]
     before, after = (results(rows, args.jobs, flag) for flag in (False, True))
     print("split     changed  without the rule                  with the rule")
@@ -54,6 +58,12 @@ def main() -> None:
         for label, keys in ((f"{len(changed):3d}", changed), ("all", names)):
             print(f"{split:9s} {label:>7s}  {line([before[k] for k in keys]):32s}  "
                   f"{line([after[k] for k in keys])}")
+        for k in changed if args.each else ():
+            f = before[k].factors
+            print(f"  {k} {f['queue']:4s} {f['tcp']:9s} {f['dnn']:14s} P={f['n_ps']} "
+                  f"{f['bandwidth_gbps']:g} Gbps {f['jitter']:9s} {before[k].chosen} "
+                  f"{100 * before[k].mean_error:5.1f}% -> {after[k].chosen} "
+                  f"{100 * after[k].mean_error:5.1f}%")
 
 
 if __name__ == "__main__":

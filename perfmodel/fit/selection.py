@@ -1924,12 +1924,12 @@ def partly_locked_choice(chosen: Calibrated, profile: Profile, cluster: Cluster,
         return chosen
     if loo_bound is not None and cal.loo_error > loo_bound:
         return dataclasses.replace(chosen, why=chosen.why + (
-            f"; with updates that barely space the workers (update spacing {spacing:.2f}) "
+            f"; with updates that barely space the workers (update spacing {spacing:.2g}) "
             f"they may stay partly in lock-step, but that fits the runs worse (LOO error "
             f"{100 * cal.loo_error:.1f}%), so the MVA answers"))
     why = (f"{cal.name} (queueing): on {PARTLY_LOCKED_SERVERS} servers or fewer, with "
            f"updates that barely space the workers (update spacing T_S B / M = "
-           f"{spacing:.2f}), workers that start together and share the link fairly stay "
+           f"{spacing:.2g}), workers that start together and share the link fairly stay "
            f"partly together; the step is the geometric mean of the MVA's and lock-step's, "
            f"the MVA's weight (1 + min(1, K T_S B / M)) / 2 (slowdown "
            f"{cal.model.slowdown:g}); in place of {chosen.why}")
