@@ -1809,6 +1809,16 @@ def _in_place_of(chosen: Calibrated, cal: Calibrated, why: str) -> Calibrated:
         alternatives=(dataclasses.replace(chosen, alternatives=()), *chosen.alternatives))
 
 
+def _calibrated_rule(cand: ModelCandidate, profile: Profile, cluster: Cluster, measurements,
+                     level: float) -> Calibrated | None:
+    """A rule's candidate calibrated on the runs, or None where it cannot be (the rule
+    then leaves the choice as it is)."""
+    try:
+        return calibrate_candidate(cand, profile, cluster, measurements, level=level)
+    except (PerfModelError, Infeasible):
+        return None
+
+
 def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measurements, *,
                   compute_cv: float, overlap: bool, level: float = 0.9,
                   loo_bound: float | None = None) -> Calibrated:
@@ -1835,10 +1845,9 @@ def spaced_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, measur
     spacing = runs_spacing(profile, cluster, measurements)
     if spacing < SPACED_SPACING:
         return chosen
-    try:
-        cal = calibrate_candidate(spaced_candidate(compute_cv, overlap), profile, cluster,
-                                  measurements, level=level)
-    except (PerfModelError, Infeasible):
+    cal = _calibrated_rule(spaced_candidate(compute_cv, overlap), profile, cluster,
+                           measurements, level)
+    if cal is None:
         return chosen
     slowdown = cal.model.slowdown
     miss = (f"fits the runs worse (LOO error {100 * cal.loo_error:.1f}%)"
@@ -1878,10 +1887,9 @@ def server_bound_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, 
     spacing = runs_spacing(profile, cluster, measurements)
     if spacing < SERVER_BOUND_SPACING or chosen.server_cpu != "fcfs":
         return chosen
-    try:
-        cal = calibrate_candidate(server_bound_candidate(overlap), profile, cluster,
-                                  measurements, level=level)
-    except (PerfModelError, Infeasible):
+    cal = _calibrated_rule(server_bound_candidate(overlap), profile, cluster, measurements,
+                           level)
+    if cal is None:
         return chosen
     if loo_bound is not None and cal.loo_error > loo_bound:
         return dataclasses.replace(chosen, why=chosen.why + (
@@ -1917,10 +1925,9 @@ def partly_locked_choice(chosen: Calibrated, profile: Profile, cluster: Cluster,
     if (spacing >= SPACED_SPACING
             or any(m.n_ps > PARTLY_LOCKED_SERVERS for m in measurements)):
         return chosen
-    try:
-        cal = calibrate_candidate(partly_locked_candidate(chosen.model.model, overlap),
-                                  profile, cluster, measurements, level=level)
-    except (PerfModelError, Infeasible):
+    cal = _calibrated_rule(partly_locked_candidate(chosen.model.model, overlap), profile,
+                           cluster, measurements, level)
+    if cal is None:
         return chosen
     if loo_bound is not None and cal.loo_error > loo_bound:
         return dataclasses.replace(chosen, why=chosen.why + (
