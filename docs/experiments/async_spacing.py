@@ -74,16 +74,19 @@ def spaced_everywhere() -> None:
     """Train and test, async loss-free: the selection as it is, then the spaced simulator
     answering every job (one process: the constants are this module's change)."""
     rows = [r for r in read_rows(CORPUS_PATH) if r["mode"] == "async"]
-    for label, (at, level) in {"as it is": (selection.SPACED_SPACING,
-                                            selection.SPACED_LEVEL),
-                               "spaced everywhere": (0.0, float("inf"))}.items():
-        selection.SPACED_SPACING, selection.SPACED_LEVEL = at, level
-        report = evaluate_corpus(rows=rows)
-        for split in ("train", "test"):
-            rs = [r for r in report.results if r.split == split and not r.lossy]
-            print(f"{label:18s} {split:5s} {len(rs):3d} regimes  mean error "
-                  f"{100 * np.mean([r.mean_error for r in rs]):5.1f}%  max "
-                  f"{100 * max(r.max_error for r in rs):5.1f}%")
+    kept = selection.SPACED_SPACING, selection.SPACED_LEVEL
+    try:
+        for label, (at, level) in {"as it is": kept,
+                                   "spaced everywhere": (0.0, float("inf"))}.items():
+            selection.SPACED_SPACING, selection.SPACED_LEVEL = at, level
+            report = evaluate_corpus(rows=rows)
+            for split in ("train", "test"):
+                rs = [r for r in report.results if r.split == split and not r.lossy]
+                print(f"{label:18s} {split:5s} {len(rs):3d} regimes  mean error "
+                      f"{100 * np.mean([r.mean_error for r in rs]):5.1f}%  max "
+                      f"{100 * max(r.max_error for r in rs):5.1f}%")
+    finally:
+        selection.SPACED_SPACING, selection.SPACED_LEVEL = kept
 
 
 def main() -> None:

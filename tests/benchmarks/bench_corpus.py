@@ -34,20 +34,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when load
 from _timing import median_seconds  # noqa: E402
 
 
-def sync_rows(n_regimes: int) -> list[dict]:
-    """The rows of the first ``n_regimes`` loss-free sync regimes of the train half."""
+def first_regimes(n_regimes: int, keep=lambda row: True) -> list[dict]:
+    """The corpus's rows of its first ``n_regimes`` regimes whose rows ``keep`` takes."""
     rows = read_rows(CORPUS_PATH)
-    names = list(dict.fromkeys(r["regime"] for r in rows
-                               if r["split"] == "train" and r["mode"] == "sync"
-                               and r["buffer"] != "shallow"))[:n_regimes]
+    names = set(list(dict.fromkeys(r["regime"] for r in rows if keep(r)))[:n_regimes])
     return [r for r in rows if r["regime"] in names]
 
 
-def corpus_rows(n_regimes: int) -> list[dict]:
-    """The rows of the corpus's first ``n_regimes`` regimes, every mode and split."""
-    rows = read_rows(CORPUS_PATH)
-    names = set(list(dict.fromkeys(r["regime"] for r in rows))[:n_regimes])
-    return [r for r in rows if r["regime"] in names]
+def loss_free_sync_train(row: dict) -> bool:
+    """A row of a loss-free sync regime of the train half (the ``--layers`` set)."""
+    return row["split"] == "train" and row["mode"] == "sync" and row["buffer"] != "shallow"
 
 
 def here(rows, layers: bool):
@@ -69,7 +65,7 @@ def main(argv=None) -> None:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--repeats", type=int, default=1)
     args = p.parse_args(argv)
-    rows = sync_rows(args.regimes) if args.layers else corpus_rows(args.regimes)
+    rows = first_regimes(args.regimes, loss_free_sync_train if args.layers else lambda r: True)
     what = "sync regimes with per-layer profiles" if args.layers else "regimes, coarse profiles"
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
           f"{len({r['regime'] for r in rows})} {what}, {args.repeats} repeat(s)")
