@@ -336,6 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matrix --only corpus: evaluate the regimes in this many processes "
                         "(default 1; a --layers replay of every set is over an hour of one "
                         "core)")
+    v.add_argument("--link-known", action="store_true",
+                   help="matrix --only corpus: the user says how the hosts' queues and TCP "
+                        "share a link (FIFO where loss-based TCP fills drop-tail queues, "
+                        "else fair; the selection's link_sharing)")
     v.add_argument("--cv-unknown", action="store_true",
                    help="matrix --only corpus: the user does not say how much the compute "
                         "varies (the models and their intervals take it as steady)")

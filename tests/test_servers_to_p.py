@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from perfmodel.errors import SpecError
 from perfmodel.fit.level import Leveled
 from perfmodel.fit.selection import (
     TO_P_CANDIDATE,
@@ -131,3 +132,31 @@ def test_servers_to_p_changes_only_its_candidate():
     assert plain.model == AsyncMVA(servers="fork-join-to-p")
     other = dataclasses.replace(mva, name="async-convoy")
     assert servers_to_p(other) is other
+
+
+def _servers(**options):
+    sel = select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", lossy=False,
+                       **options)
+    return _inner(sel.calibrated[[s.name for s in sel.scores].index(TO_P_CANDIDATE)]).servers
+
+
+@pytest.mark.parametrize("link, servers", [
+    ("fifo", "fork-join-to-p"),   # drop-tail queues stagger the workers that meet
+    ("fair", "in-turn"),          # a fair queue keeps them together
+    (None, "in-turn"),            # unknown: the prior, a fair link
+])
+def test_fork_join_to_p_fifo_acts_only_where_the_link_is_said_fifo(link, servers):
+    assert _servers(fork_join_to_p="fifo", link_sharing=link) == servers
+    on = select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", lossy=False,
+                      link_sharing=link, fork_join_to_p=servers == "fork-join-to-p")
+    asked = select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", lossy=False,
+                         link_sharing=link, fork_join_to_p="fifo")
+    assert asked.chosen.name == on.chosen.name
+    for k in (3, 4, 8, 16):
+        assert (asked.chosen.estimate(PROFILE, CLUSTER, _async(k, 4)).throughput
+                == on.chosen.estimate(PROFILE, CLUSTER, _async(k, 4)).throughput)
+
+
+def test_fork_join_to_p_refuses_other_values():
+    with pytest.raises(SpecError, match="fork_join_to_p"):
+        select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", fork_join_to_p="auto")

@@ -46,7 +46,8 @@ def _corpus(args, train, path: Path | None) -> tuple:
     with process_pool(args.jobs or 1) as pool, progress_bar(total, "regimes") as tick:
         report = evaluate_corpus(rows=rows, train_workers=train, splits=splits,
                                  layers=args.layers, suggested=args.suggested_run,
-                                 cv_given=not args.cv_unknown, executor=pool,
+                                 cv_given=not args.cv_unknown,
+                                 link_known=args.link_known, executor=pool,
                                  progress=lambda done, _total: tick(done))
     probe = "TCP controls and DNNs the corpus never ran"
     design = DESIGNS.get({p: name for name, p in CORPORA.items()}.get(path))
@@ -69,7 +70,8 @@ def _scoped_flags(args) -> list:
               matrix and "corpus" in only)
     return [("--layers", "layers", *corpus), ("--split", "split", *corpus),
             ("--suggested-run", "suggested_run", *corpus), ("--corpus", "corpus", *corpus),
-            ("--cv-unknown", "cv_unknown", *corpus), ("--jobs", "jobs", *corpus),
+            ("--cv-unknown", "cv_unknown", *corpus), ("--link-known", "link_known", *corpus),
+            ("--jobs", "jobs", *corpus),
             ("--ns3", "ns3", "the matrix's ns-3 runs (`perfmodel validate matrix`)",
              matrix and "ns3" in only),
             ("--dl2-extra", "dl2_extra", "the matrix's DL2 part (`perfmodel validate matrix`)",

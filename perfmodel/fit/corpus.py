@@ -6,9 +6,9 @@ runs at :data:`TRAIN_WORKERS` are the measurements given to
 :func:`~perfmodel.fit.selection.select_model` (the job's mode, overlap and
 compute spread known, and whether the switches may drop packets: ``lossy``
 on the shallow-buffer regimes, as an operator knows a shallow-buffer fabric
-from a deep or lossless one; not how the link shares), and the chosen,
-calibrated model predicts every other worker count.  Every candidate's own
-calibrated errors are kept too, to design rules with.
+from a deep or lossless one; not how the link shares, unless ``link_known``),
+and the chosen, calibrated model predicts every other worker count.  Every
+candidate's own calibrated errors are kept too, to design rules with.
 
 The corpus was split by whole factor levels before any rule was designed on
 it (``split``: Cubic TCP and the resnext50 DNN are ``test`` only).  Rules are
@@ -38,8 +38,9 @@ async and slower updates, the seventeenth (split ``probe17``), the
 sixteenth's at 10 and 25 Gbps with updates of 1 to 4 GB/s, the eighteenth
 (split ``probe18``), the sixteenth's on 3 or 4 servers with short updates, the
 nineteenth (split ``probe19``), the fifteenth's with every regime's compute
-varying, and the twentieth (split ``probe20``), the fourteenth's with every
-regime async on 1 or 2 servers with short updates.
+varying, the twentieth (split ``probe20``), the fourteenth's with every
+regime async on 1 or 2 servers with short updates, and the twenty-first (split
+``probe21``), the eighteenth's with FIFO hosts and loss-based TCP only.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume
@@ -59,6 +60,7 @@ from .. import zoo
 from ..errors import Infeasible, PerfModelError
 from ..measurements import Measurement, measured_cluster, measured_profile
 from ..placement.ns3_corpus import CORPUS_BATCHES, CORPUS_PATH, DESIGNS, read_rows
+from ..placement.ns3_job import link_sharing_of
 from ..specs import Cluster
 from .grid import predict_measurements
 from .selection import select_model
@@ -156,7 +158,8 @@ def _measurements(rows: list[dict]) -> list[Measurement]:
 
 def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAIN_WORKERS,
                     simulate: bool = True, layers: bool = False, suggested: bool = False,
-                    cv_given: bool = True, **options) -> RegimeResult:
+                    cv_given: bool = True, link_known: bool = False,
+                    **options) -> RegimeResult:
     """Replay the user's path on one regime's rows (all with the same ``regime``);
     ``options`` holds further options of :func:`~perfmodel.fit.selection.select_model`.
     With ``layers`` the user gives the job's per-layer profile (the DNN's
@@ -165,7 +168,10 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     (``Selection.suggested_run``, where the models the runs cannot tell apart part
     most), when the corpus has it, and selects again on all the runs.  Unless
     ``cv_given`` the user does not say how much the compute varies: the cluster
-    keeps its default (steady compute), as a user who does not know would."""
+    keeps its default (steady compute), as a user who does not know would.  With
+    ``link_known`` the user says how the hosts' queues and TCP share a link
+    (``link_sharing``, :func:`~perfmodel.placement.ns3_job.link_sharing_of`: FIFO
+    where loss-based TCP fills drop-tail queues, else fair)."""
     rows = sorted(rows, key=lambda r: int(r["workers"]))
     first = rows[0]
     profile = zoo.profile(f"{first['dnn']}-pipedream").replace(
@@ -185,6 +191,8 @@ def evaluate_regime(rows: Sequence[dict], *, train_workers: Sequence[int] = TRAI
     test = [m for m in ms if m.workers not in train_workers]
     test_rows = [r for r in rows if int(r["workers"]) not in train_workers]
     options.setdefault("lossy", first["buffer"] == "shallow")
+    if link_known:
+        options.setdefault("link_sharing", link_sharing_of(first["queue"], first["tcp"]))
 
     def select(runs):
         return select_model(given, cluster, runs, mode=first["mode"], overlap=overlap,
@@ -324,8 +332,8 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
                     regimes: Sequence[str] | None = None,
                     train_workers: Sequence[int] = TRAIN_WORKERS,
                     simulate: bool = True, layers: bool = False, suggested: bool = False,
-                    cv_given: bool = True, progress=None, executor=None,
-                    **options) -> CorpusReport:
+                    cv_given: bool = True, link_known: bool = False, progress=None,
+                    executor=None, **options) -> CorpusReport:
     """The held-out protocol on every regime of the corpus (module notes).
 
     Parameters
@@ -359,6 +367,9 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
         The user says how much the compute varies (the regime's compute CV); False:
         does not, and the cluster keeps its default, steady compute
         (:func:`evaluate_regime`).
+    link_known : bool
+        The user says how the hosts' queues and TCP share a link; False: does not,
+        and the selection takes it as unknown (:func:`evaluate_regime`).
     **options
         Further options of :func:`~perfmodel.fit.selection.select_model`
         (``extrapolation``, ``tolerance`` ...), to compare rules on ``train``.
@@ -373,7 +384,7 @@ def evaluate_corpus(path=None, *, rows=None, splits: Sequence[str] = SPLITS,
         if r["split"] in splits and (regimes is None or r["regime"] in regimes):
             by_regime.setdefault(r["regime"], []).append(r)
     kwargs = dict(train_workers=train_workers, simulate=simulate, layers=layers,
-                  suggested=suggested, cv_given=cv_given, **options)
+                  suggested=suggested, cv_given=cv_given, link_known=link_known, **options)
     notes, tasks = [], {}
     for name, group in by_regime.items():
         workers = {int(r["workers"]) for r in group}

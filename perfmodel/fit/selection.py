@@ -1953,7 +1953,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  cpu_capacity: float | None = None, calibration: str = "auto",
                  spaced: bool = True, pool: bool = False,
                  server_cpu: str = "fcfs", server_bound: bool = True,
-                 fork_join_to_p: bool = False, widen_drawn_spread: bool = False,
+                 fork_join_to_p: bool | str = False, widen_drawn_spread: bool = False,
                  partly_locked: bool = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
@@ -2068,14 +2068,18 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         interval (:func:`server_bound_choice`); once a run has
         :data:`ASYNC_EVIDENCE_WORKERS` workers or more, only if its LOO error is
         also within :data:`EVIDENCE` of the choice's.  False: the choice alone.
-    fork_join_to_p : bool
+    fork_join_to_p : bool or "fifo"
         For an async job on a loss-free link whose every run has fewer workers
         than servers: ``async-mva`` meets the servers at once up to P workers and
         grows as the in-turn network beyond (:func:`servers_to_p`), the interval
         reaching down to the in-turn network beyond P.  False (default): the
         servers' stations visited in turn at every K, as Li et al. 2022 print
         them; judged on a held-out probe, the rule was exact up to P and too fast
-        beyond it at 1 Gbps (docs/validation.md).
+        beyond it at 1 Gbps on fair links (docs/validation.md).  ``"fifo"``: only
+        where ``link_sharing`` is ``"fifo"``: a drop-tail queue passes the flows
+        of workers that meet there in the order their packets queued, so one
+        finishes first and they leave staggered, where a fair queue keeps equal
+        transfers together.
     widen_drawn_spread : bool
         With ``compute_cv`` given, whether the interval of a chosen model that
         draws each worker's compute from that spread itself (the simulator:
@@ -2132,7 +2136,10 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                   if candidates is None else candidates)
     if not cands:
         raise SpecError("candidates", "needs at least one candidate")
-    to_p = (fork_join_to_p and candidates is None and mode == "async" and lossy is False
+    if fork_join_to_p not in (False, True, "fifo"):
+        raise SpecError("fork_join_to_p", f"expected True, False or 'fifo', got {fork_join_to_p!r}")
+    to_p = ((fork_join_to_p is True or (fork_join_to_p == "fifo" and link_sharing == "fifo"))
+            and candidates is None and mode == "async" and lossy is False
             and all(m.workers < m.n_ps for m in ms))
     in_turn_cand = next((c for c in cands if c.name == TO_P_CANDIDATE), None) if to_p else None
     if to_p:

@@ -85,7 +85,8 @@ from ..errors import SimulationStalled, SpecError
 from . import ns3 as _ns3
 
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
-           "TCP_VARIANTS", "QUEUES", "DEFAULT_BUFFER", "JITTERS", "PARETO_SHAPE",
+           "TCP_VARIANTS", "LOSS_BASED_TCP", "link_sharing_of", "QUEUES", "DEFAULT_BUFFER",
+           "JITTERS", "PARETO_SHAPE",
            "DCTCP_MARK_PACKETS", "DCTCP_CE_THRESHOLD", "block_bytes", "ns3_version",
            "MATRIX_COLUMNS", "LINK_EFFICIENCY", "DEFAULT_JOB_SCALE", "DEFAULT_T_UPDATE",
            "available", "matrix_regimes", "MATRIX_WORKERS", "MATRIX_LOSS", "MATRIX_CV", "MATRIX_SCALE",
@@ -112,8 +113,32 @@ TCP_VARIANTS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "dctcp":
                 "htcp": "ns3::TcpHtcp", "hybla": "ns3::TcpHybla",
                 "scalable": "ns3::TcpScalable", "bic": "ns3::TcpBic",
                 "linuxreno": "ns3::TcpLinuxReno"}
+#: The controls that fill a drop-tail queue until it drops (loss is their congestion
+#: signal, delay at most a hint): all but Vegas (delay-based), BBR (paces at the rate it
+#: measures) and DCTCP (backs off at ECN marks), which keep a FIFO queue short.
+LOSS_BASED_TCP = frozenset(TCP_VARIANTS) - {"vegas", "bbr", "dctcp"}
 #: Egress queue disciplines of the NIC links.
 QUEUES = ("fifo", "fair")
+
+
+def link_sharing_of(queue: str, tcp: str) -> str:
+    """How a run's flows share a link, in :func:`~perfmodel.fit.selection.select_model`'s
+    terms: ``"fifo"`` where loss-based TCP (:data:`LOSS_BASED_TCP`) fills drop-tail FIFO
+    host queues, so that flows meeting at a port pass it in the order their packets
+    queued; ``"fair"`` on per-flow fair queues, or where the TCP keeps a FIFO queue short.
+
+    Examples
+    --------
+    >>> link_sharing_of("fifo", "cubic"), link_sharing_of("fifo", "vegas")
+    ('fifo', 'fair')
+    >>> link_sharing_of("fair", "cubic")
+    'fair'
+    """
+    if queue not in QUEUES:
+        raise SpecError("queue", f"must be one of {', '.join(QUEUES)}, got {queue!r}")
+    if tcp not in TCP_VARIANTS:
+        raise SpecError("tcp", f"must be one of {', '.join(TCP_VARIANTS)}, got {tcp!r}")
+    return "fifo" if queue == "fifo" and tcp in LOSS_BASED_TCP else "fair"
 #: Default buffer of each queue, packets: Linux's txqueuelen, and FqCoDel's own limit.
 DEFAULT_BUFFER = {"fifo": 1000, "fair": 10240}
 #: Compute-time distributions of :func:`simulate_ps_job_ns3` (``jitter``).
