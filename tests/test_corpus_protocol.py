@@ -181,6 +181,24 @@ def test_a_user_who_does_not_say_how_much_the_compute_varies_gets_the_steady_int
         evaluate_regime(rows, simulate=False, cv_given=False).points
 
 
+def test_a_user_who_says_the_link_gives_the_selection_its_sharing():
+    # c066: Cubic on FIFO hosts, 3 servers: the link is FIFO, and the servers met at
+    # once up to P (asked for where the link is FIFO) change its predictions; the same
+    # as saying link_sharing="fifo" and asking for the rule outright
+    rows = BY_REGIME["c066"]
+    said = evaluate_regime(rows, simulate=False, link_known=True, fork_join_to_p="fifo")
+    outright = evaluate_regime(rows, simulate=False, link_sharing="fifo", fork_join_to_p=True)
+    assert said.points == outright.points
+    assert said.points != evaluate_regime(rows, simulate=False, fork_join_to_p="fifo").points
+    # a fair-queued regime is said fair: the rule leaves it as it was
+    fair = next(rs for rs in BY_REGIME.values() if rs[0]["mode"] == "async"
+                and rs[0]["queue"] == "fair" and int(rs[0]["n_ps"]) >= 3
+                and rs[0]["buffer"] == "deep")
+    assert evaluate_regime(fair, simulate=False, link_known=True,
+                           fork_join_to_p="fifo").points == \
+        evaluate_regime(fair, simulate=False, link_sharing="fair").points
+
+
 def test_the_suggested_run_becomes_a_calibration_run():
     rows = _first("train", "async")
     plain = evaluate_regime(rows, simulate=False)
@@ -205,6 +223,7 @@ def test_the_suggested_run_becomes_a_calibration_run():
     (["validate", "dl2", "--only", "ns3"], "--only"),
     (["validate", "matrix", "--only", "corpus", "--dl2-extra", "most-servers"], "--dl2-extra"),
     (["validate", "matrix", "--only", "ns3", "--cv-unknown"], "--cv-unknown"),
+    (["validate", "matrix", "--only", "dl2", "--link-known"], "--link-known"),
     (["validate", "dl2", "--jobs", "2"], "--jobs"),
 ])
 def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
@@ -216,7 +235,8 @@ def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
 @pytest.mark.parametrize("name", ["probe", "probe2", "probe3", "probe4", "probe5", "probe6",
                                   "probe7", "probe8", "probe9", "probe10",
                                   "probe11", "probe12", "probe13", "probe14", "probe15",
-                                  "probe16", "probe17", "probe18", "probe19", "probe20"])
+                                  "probe16", "probe17", "probe18", "probe19", "probe20",
+                                  "probe21"])
 def test_cli_runs_a_probe_by_name(name, capsys):
     # a probe holds every regime out, so the protocol reports its own split only, for
     # every mode it ran, with every run at 3-16 workers predicted from the 1- and 2-worker

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from perfmodel import zoo
-from perfmodel.errors import SimulationStalled
+from perfmodel.errors import SimulationStalled, SpecError
 from perfmodel.placement import ns3_corpus as nc
 from perfmodel.placement import ns3_job
 
@@ -193,6 +193,18 @@ def test_the_twentieth_probe_is_async_on_one_or_two_servers_with_short_updates()
     assert Counter(r["bandwidth_gbps"] for r in d) == {1: 12, 10: 12}
     assert Counter(r["update_rate"] for r in d) == {5e9: 6, 12.5e9: 6, 25e9: 6, 50e9: 6}
     assert nc.PROBE20_PATH.name == "ns3_probe20.csv"
+
+
+def test_the_twenty_first_probe_is_async_on_fifo_hosts_with_loss_based_tcp():
+    d = nc.design(spec=nc.PROBE21)
+    assert d == nc.design(spec=nc.PROBE21) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe21"} and {r["regime"][0] for r in d} == {"k"}
+    assert {r["mode"] for r in d} == {"async"} and {r["queue"] for r in d} == {"fifo"}
+    assert {r["tcp"] for r in d} <= ns3_job.LOSS_BASED_TCP - {"newreno", "cubic"}
+    assert {ns3_job.link_sharing_of(r["queue"], r["tcp"]) for r in d} == {"fifo"}
+    assert Counter(r["n_ps"] for r in d) == {3: 12, 4: 12}
+    assert Counter(r["update_rate"] for r in d) == {1e9: 8, 5e9: 8, 25e9: 8}
+    assert nc.PROBE21_PATH.name == "ns3_probe21.csv"
 
 
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
@@ -409,3 +421,21 @@ def test_the_probes_are_loss_free_as_designed(shipped):
     # deep buffers (fair-queued hosts, FIFO ones too in the third and from the sixth): no run
     # dropped a packet
     assert shipped and all(int(r["queue_drops"]) == 0 for r in shipped)
+
+
+@pytest.mark.parametrize("queue, tcp, sharing", [
+    ("fifo", "cubic", "fifo"), ("fifo", "newreno", "fifo"), ("fifo", "hybla", "fifo"),
+    ("fifo", "vegas", "fair"),    # delay-based: keeps the queue short
+    ("fifo", "bbr", "fair"),      # paces at the rate it measures
+    ("fifo", "dctcp", "fair"),    # backs off at the switch's marks
+    ("fair", "cubic", "fair"), ("fair", "vegas", "fair"),
+])
+def test_link_sharing_of_a_run(queue, tcp, sharing):
+    assert ns3_job.link_sharing_of(queue, tcp) == sharing
+
+
+@pytest.mark.parametrize("queue, tcp, field", [("red", "cubic", "queue"),
+                                               ("fifo", "reno", "tcp")])
+def test_link_sharing_of_refuses_unknown_levels(queue, tcp, field):
+    with pytest.raises(SpecError, match=field):
+        ns3_job.link_sharing_of(queue, tcp)

@@ -279,6 +279,18 @@ rate drawn from 5, 12.5, 25 or 50 GB/s (update spacings of 0.0025 to 0.25),
 its draw seeded at 2046.  Every regime is in the ``probe20`` split.  It is
 also run with ``--async-warmup 32`` (a long job's speed), kept beside it.
 
+Twenty-first probe
+------------------
+:data:`PROBE21` is a twenty-second held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs: where the user says the link is FIFO
+(loss-based TCP on drop-tail host queues), an async job on 3 or 4 servers
+meets the servers at once up to P workers (``select_model(fork_join_to_p=
+"fifo")``).  It has the eighteenth probe's factors with FIFO hosts only, the
+loss-based TCP controls only (no Vegas or BBR), and the update rate drawn from
+1, 5 or 25 GB/s, its draw seeded at 2047.  Every regime is in the ``probe21``
+split.  It is also run with ``--async-warmup 32`` (a long job's speed), kept
+beside it.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -317,12 +329,12 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
-           "PROBE18", "PROBE19", "PROBE20", "DESIGNS",
+           "PROBE18", "PROBE19", "PROBE20", "PROBE21", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
-           "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH", "PROBE20_PATH",
+           "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH", "PROBE20_PATH", "PROBE21_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -581,11 +593,21 @@ PROBE20 = Design(
     CORPUS_WORKERS, "j", split="probe20",
     summary="the twentieth probe (every regime held out: the fourteenth probe's factors, "
             "every regime async on 1 or 2 servers with short updates)")
+#: The twenty-first probe: a twenty-second held-out set, fixed before it was run, of the
+#: eighteenth probe's factors with FIFO hosts and loss-based TCP only, updates of 1, 5 or
+#: 25 GB/s (module notes).  Its split is ``probe21``.
+PROBE21 = Design(
+    "probe21", dict(PROBE18.factors, queue=("fifo",),
+                    tcp=tuple(t for t in PROBE18.factors["tcp"] if t in ns3_job.LOSS_BASED_TCP),
+                    update_rate=(1e9, 5e9, 25e9)),
+    {}, 24, 2047, CORPUS_WORKERS, "k", split="probe21",
+    summary="the twenty-first probe (every regime held out: the eighteenth probe's factors "
+            "with FIFO hosts and loss-based TCP only)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
                                PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
-                               PROBE20)}
+                               PROBE20, PROBE21)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -629,6 +651,8 @@ PROBE18_PATH = PROBE_PATHS["probe18"]
 PROBE19_PATH = PROBE_PATHS["probe19"]
 #: The committed twentieth probe.
 PROBE20_PATH = PROBE_PATHS["probe20"]
+#: The committed twenty-first probe.
+PROBE21_PATH = PROBE_PATHS["probe21"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
