@@ -40,7 +40,10 @@ def _add_selection_flags(p) -> None:
                         "(as the validation matrix; up to about 1.5 s more)")
     p.add_argument("--link", choices=("fair", "fifo"),
                    help="with --measurements: how the server's link queue shares bandwidth, "
-                        "when known (rules out the models of the other sharing)")
+                        "when known (rules out the models of the other sharing; fifo: "
+                        "loss-based TCP on drop-tail host queues, where an async job on 3+ "
+                        "servers then meets them at once up to as many workers; fair: "
+                        "per-flow fair queues, or DCTCP, Vegas or BBR)")
     p.add_argument("--calibration", choices=("auto", "level", "tunables"),
                    help="with --measurements on a loss-free link: fit the fair sync models' "
                         "level (one slowdown of every step), their link efficiency and "

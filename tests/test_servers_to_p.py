@@ -110,7 +110,8 @@ def test_selection_meets_the_servers_at_once_below_p_when_asked():
 
 
 @pytest.mark.parametrize("options, workers", [
-    ({}, (1, 2)),                                       # the default: the paper's network
+    ({}, (1, 2)),                             # the default, the link unknown: the paper's network
+    ({"link_sharing": "fair"}, (1, 2)),       # a fair link keeps the workers together
     ({"fork_join_to_p": True, "lossy": True}, (1, 2)),  # a lossy link: not judged there
     ({"fork_join_to_p": True}, (1, 2, 4)),              # a run at P shows the level there
 ])
@@ -147,6 +148,7 @@ def _servers(**options):
 ])
 def test_fork_join_to_p_fifo_acts_only_where_the_link_is_said_fifo(link, servers):
     assert _servers(fork_join_to_p="fifo", link_sharing=link) == servers
+    assert _servers(link_sharing=link) == servers     # the default
     on = select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", lossy=False,
                       link_sharing=link, fork_join_to_p=servers == "fork-join-to-p")
     asked = select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", lossy=False,

@@ -208,7 +208,12 @@ the servers' links carry); below, it widens as above.  A run with more
 workers than servers shows the queueing at its own count, not where it sets
 in: the knee between P and that run is where the in-turn and fork-join
 readings part most, so below that run's workers the top still reaches the
-bound.
+bound.  Where the user says the link is FIFO (``link_sharing="fifo"``: loss-based
+TCP on drop-tail host queues) the runs need not show it: such a queue passes the
+flows of workers that meet in the order their packets queued, so they leave
+staggered, and the MVA meets the servers at once up to P (:func:`servers_to_p`,
+``fork_join_to_p``); a fair queue keeps equal transfers, and so the workers,
+together.
 
 A sync job on a link that drops packets (``lossy=True``) can
 collapse as its workers grow: their transfers meet at a server's port at
@@ -1953,7 +1958,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  cpu_capacity: float | None = None, calibration: str = "auto",
                  spaced: bool = True, pool: bool = False,
                  server_cpu: str = "fcfs", server_bound: bool = True,
-                 fork_join_to_p: bool | str = False, widen_drawn_spread: bool = False,
+                 fork_join_to_p: bool | str = "fifo", widen_drawn_spread: bool = False,
                  partly_locked: bool = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
@@ -2072,14 +2077,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         For an async job on a loss-free link whose every run has fewer workers
         than servers: ``async-mva`` meets the servers at once up to P workers and
         grows as the in-turn network beyond (:func:`servers_to_p`), the interval
-        reaching down to the in-turn network beyond P.  False (default): the
-        servers' stations visited in turn at every K, as Li et al. 2022 print
-        them; judged on a held-out probe, the rule was exact up to P and too fast
-        beyond it at 1 Gbps on fair links (docs/validation.md).  ``"fifo"``: only
-        where ``link_sharing`` is ``"fifo"``: a drop-tail queue passes the flows
-        of workers that meet there in the order their packets queued, so one
-        finishes first and they leave staggered, where a fair queue keeps equal
-        transfers together.
+        reaching down to the in-turn network beyond P.  ``"fifo"`` (default): only
+        where ``link_sharing`` is ``"fifo"`` (loss-based TCP on drop-tail host
+        queues): such a queue passes the flows of workers that meet there in the
+        order their packets queued, so one finishes first and they leave
+        staggered, where a fair queue keeps equal transfers together.  True: on
+        any link, which a held-out probe turned down (too fast beyond P on fair
+        links at 1 Gbps); False: the servers' stations visited in turn at every
+        K, as Li et al. 2022 print them (docs/validation.md).
     widen_drawn_spread : bool
         With ``compute_cv`` given, whether the interval of a chosen model that
         draws each worker's compute from that spread itself (the simulator:
