@@ -4,10 +4,11 @@ servers met at once up to P (a figure of docs/validation.md).
 Every loss-free async regime on 3 or 4 servers of the committed packet-level sets whose
 1- and 2-worker runs the selection answers with its MVA either way.  Each run at 3-16
 workers is drawn as measured over predicted, against workers per server K / P, for the
-selection with the servers' stations visited in turn at every K (the default, left)
-and with the servers met at once up to P, the in-turn growth beyond
-(``select_model(fork_join_to_p=True)``, right; not adopted).  Colour: how the hosts and TCP share a link.  The
-script prints each side's mean error up to and beyond K = P.
+selection with the servers' stations visited in turn at every K (left: the default
+unless the user says the link is FIFO) and with the servers met at once up to P, the
+in-turn growth beyond (``select_model(fork_join_to_p=True)``, right: the default on a
+link said FIFO, loss-based TCP on drop-tail hosts).  Colour: how the hosts and TCP share
+a link.  The script prints each side's mean error up to and beyond K = P.
 
     python docs/figures/async_to_p.py docs/figures/async_to_p.png
 """
@@ -24,8 +25,8 @@ from async_servers import GROUPS, finish, group, regimes  # noqa: E402  (this di
 from perfmodel.fit.corpus import evaluate_regime  # noqa: E402
 from perfmodel.fit.selection import TO_P_CANDIDATE  # noqa: E402
 
-READINGS = {"the servers' stations in turn at every K (default)": False,
-            "met at once up to P, in turn beyond (not adopted)": True}
+READINGS = {"the servers' stations in turn at every K (unless FIFO)": False,
+            "met at once up to P, in turn beyond (the default on a FIFO link)": True}
 
 
 def ratios(rows, to_p: bool) -> dict | None:
