@@ -162,3 +162,40 @@ def test_fork_join_to_p_fifo_acts_only_where_the_link_is_said_fifo(link, servers
 def test_fork_join_to_p_refuses_other_values():
     with pytest.raises(SpecError, match="fork_join_to_p"):
         select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", fork_join_to_p="auto")
+
+
+def _fifo(**options):
+    return select_model(PROFILE, CLUSTER, _runs((1, 2), 4), mode="async", lossy=False,
+                        link_sharing="fifo", **options).chosen
+
+
+def test_toward_the_bound_beyond_p_by_hand():
+    plain, toward = _fifo(), _fifo(fifo_toward_bound=True)
+    assert toward.toward_bound and not plain.toward_bound
+    assert "halfway (geometrically) to the contention-free bound" in toward.why
+    one = toward.estimate(PROFILE, CLUSTER, _async(1, 4)).throughput
+    for k in (1, 2, 3, 4):   # up to P: the servers met at once, as without the rule
+        assert (toward.estimate(PROFILE, CLUSTER, _async(k, 4)).throughput
+                == plain.estimate(PROFILE, CLUSTER, _async(k, 4)).throughput)
+    # the links carry 4 servers x 32 samples / 0.1 s = 1280 samples/s, above K alone here
+    for k in (6, 8, 16, 24):
+        base = plain.estimate(PROFILE, CLUSTER, _async(k, 4)).throughput
+        est = toward.estimate(PROFILE, CLUSTER, _async(k, 4))
+        top = min(k * one, 1280.0)
+        assert base < top
+        assert est.throughput == pytest.approx((base * top) ** 0.5, rel=1e-9)
+        assert est.step_time == pytest.approx(k * 32 / est.throughput, rel=1e-9)
+        # the servers' contended growth stays inside the interval
+        assert est.throughput_interval[0] <= base <= est.throughput_interval[1]
+
+
+@pytest.mark.parametrize("link", ["fair", None])
+def test_toward_the_bound_only_where_the_link_is_fifo(link):
+    kw = dict(mode="async", lossy=False, link_sharing=link)
+    with_rule = select_model(PROFILE, CLUSTER, _runs((1, 2), 4), fifo_toward_bound=True,
+                             **kw).chosen
+    without = select_model(PROFILE, CLUSTER, _runs((1, 2), 4), **kw).chosen
+    assert not with_rule.toward_bound
+    for k in (3, 8, 16):
+        assert (with_rule.estimate(PROFILE, CLUSTER, _async(k, 4)).throughput
+                == without.estimate(PROFILE, CLUSTER, _async(k, 4)).throughput)

@@ -1,16 +1,23 @@
-"""The servers met at once up to P where the user says the link is FIFO: before and after.
+"""Rules for links the user says are FIFO: before and after.
 
 Replays ``perfmodel validate matrix --only corpus --link-known`` (the user says how
 the hosts' queues and TCP share a link: ``ns3_job.link_sharing_of``) on the async
-regimes of every committed set, or of the CSVs given, with
-``select_model(fork_join_to_p=False)`` and with ``fork_join_to_p="fifo"`` (the
-servers met at once up to P workers, the in-turn growth beyond, only where the link
-is FIFO: loss-based TCP on drop-tail host queues).  Prints, per split, the loss-free
-regimes' mean (max) error, coverage and median half-width, over all of them and over
-the ones the rule changes.  With ``--unknown`` the baseline is the protocol as it
-is (the link unknown) instead, which shows what saying the link alone does.
+regimes of every committed set, or of the CSVs given, before and after one rule:
 
-    python docs/experiments/declared_link.py [--jobs 2] [--unknown] [--mode sync] [CSV ...]
+* ``--rule to-p`` (default): ``select_model(fork_join_to_p=False)`` against
+  ``fork_join_to_p="fifo"`` (the servers met at once up to P workers, the in-turn
+  growth beyond, only where the link is FIFO: loss-based TCP on drop-tail host
+  queues);
+* ``--rule toward-bound``: that, against it with ``fifo_toward_bound=True`` (beyond
+  P, halfway, geometrically, to the contention-free bound).
+
+Prints, per split, the loss-free regimes' mean (max) error, coverage and median
+half-width, over all of them and over the ones the rule changes.  With ``--unknown``
+the baseline is the protocol as it is (the link unknown) instead, which shows what
+saying the link alone does.
+
+    python docs/experiments/declared_link.py [--jobs 2] [--rule to-p|toward-bound]
+        [--unknown] [--mode sync] [CSV ...]
 
 about a minute with two processes over every committed set.
 """
@@ -23,6 +30,10 @@ import numpy as np
 from perfmodel.fit.corpus import evaluate_corpus
 from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows
 from perfmodel.sweep import process_pool
+
+#: Each rule's (baseline, rule) options of ``select_model``.
+RULES = {"to-p": ({"fork_join_to_p": False}, {"fork_join_to_p": "fifo"}),
+         "toward-bound": ({}, {"fifo_toward_bound": True})}
 
 
 def results(rows: list, jobs: int, **options) -> dict:
@@ -47,12 +58,14 @@ def main() -> None:
     ap.add_argument("csv", nargs="*", help="corpus CSVs (default: every committed set)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--mode", choices=("async", "sync"), default="async")
+    ap.add_argument("--rule", choices=RULES, default="to-p")
     ap.add_argument("--unknown", action="store_true",
                     help="baseline: the link unknown (the protocol as it is)")
     a = ap.parse_args()
     rows = [r for p in (a.csv or PROTOCOL_SETS) for r in read_rows(p) if r["mode"] == a.mode]
-    before = results(rows, a.jobs, link_known=not a.unknown)
-    after = results(rows, a.jobs, link_known=True, fork_join_to_p="fifo")
+    base, rule = RULES[a.rule]
+    before = results(rows, a.jobs, link_known=not a.unknown, **base)
+    after = results(rows, a.jobs, link_known=True, **rule)
     by_split = collections.defaultdict(list)
     for name, r in before.items():
         by_split[r.split].append(name)

@@ -1323,6 +1323,11 @@ class Calibrated:
         workers the interval reaches down to the bottom of its interval, since
         runs below P cannot show how the contended servers' links are shared.
         None: no such reading.
+    toward_bound : bool
+        Beyond P workers, the estimate is the geometric mean of this model's and
+        the contention-free bound (:func:`contention_free_throughput`, with the
+        servers' update CPUs), where the link is FIFO and the servers are met at
+        once up to P (``select_model(fifo_toward_bound=True)``).
     """
 
     name: str
@@ -1347,6 +1352,7 @@ class Calibrated:
     alternatives: tuple = ()
     pooled: tuple = ()
     in_turn: Any = None
+    toward_bound: bool = False
 
     def __post_init__(self):
         _v.unit_interval("level", self.level)
@@ -1401,6 +1407,11 @@ class Calibrated:
         carried = _links_carry(workload, calibrated, config) if math.isfinite(alone) else math.inf
         if self.server_cpu == "fcfs":
             carried = min(carried, server_throughput(workload, config) * (1.0 + _CAP_SLACK))
+        top = min(alone, carried)
+        if self.toward_bound and config.n_replicas > config.n_ps and est.throughput < top < math.inf:
+            # halfway, geometrically, from the contended growth to no worker waiting
+            est = dataclasses.replace(leveled(est, math.sqrt(est.throughput / top)),
+                                      meta=dict(est.meta, toward_bound=top))
         h = self.halfwidth_at(config.n_replicas)
         low, high = est.throughput * math.exp(-h), est.throughput * math.exp(h)
         low, high = min(low, own), max(high, own)
@@ -1959,7 +1970,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  spaced: bool = True, pool: bool = False,
                  server_cpu: str = "fcfs", server_bound: bool = True,
                  fork_join_to_p: bool | str = "fifo", widen_drawn_spread: bool = False,
-                 partly_locked: bool = False) -> Selection:
+                 partly_locked: bool = False, fifo_toward_bound: bool = False) -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -2085,6 +2096,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         any link, which a held-out probe turned down (too fast beyond P on fair
         links at 1 Gbps); False: the servers' stations visited in turn at every
         K, as Li et al. 2022 print them (docs/validation.md).
+    fifo_toward_bound : bool
+        Where the servers are met at once up to P (``fork_join_to_p``) on a link
+        said FIFO: beyond P the prediction is the geometric mean of the in-turn
+        growth and the contention-free bound (K workers as fast as one alone, or
+        what the links and the servers' update CPUs carry), since a drop-tail
+        queue keeps the workers it staggered apart while the contended links
+        would queue them.  False (default): the in-turn growth.
     widen_drawn_spread : bool
         With ``compute_cv`` given, whether the interval of a chosen model that
         draws each worker's compute from that spread itself (the simulator:
@@ -2180,10 +2198,14 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     evidence = evidence_of(mode, ms)
     pick, why = choose(scores, tolerance=tolerance, evidence=evidence)
     by_its_level = fitted[pick] is not None and isinstance(fitted[pick].model, Leveled)
+    toward = fifo_toward_bound and link_sharing == "fifo"
     if to_p and scores[pick].name == TO_P_CANDIDATE:
         why += ("; up to P workers it meets the P servers at once (no server link carries "
                 "two workers' shards, so nothing queues there), beyond P it grows as the "
-                "servers' stations visited in turn do, and the interval reaches down to "
+                "servers' stations visited in turn do" + (
+                    ", halfway (geometrically) to the contention-free bound: the FIFO link "
+                    "keeps the workers it staggered apart" if toward else "") +
+                ", and the interval reaches down to "
                 "that network calibrated alone (every run had fewer workers than servers, so "
                 "none shows how the contended servers' links are shared)")
     if spread is not None and not by_its_level:   # a level fits no timeout probability
@@ -2277,7 +2299,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     chosen = dataclasses.replace(fitted[pick], why=why, **shared,
                                  reach_contention_free=reach,
                                  queueing_runs=queueing, incast=incast,
-                                 alternatives=alternatives, pooled=pooled, in_turn=in_turn)
+                                 alternatives=alternatives, pooled=pooled, in_turn=in_turn,
+                                 toward_bound=toward and in_turn is not None)
     loo_bound = None if math.isinf(evidence) else scores[pick].loo_error + EVIDENCE
     if spaced and mode == "async":
         chosen = spaced_choice(chosen, profile, cluster, ms, compute_cv=compute_cv or 0.0,
