@@ -207,6 +207,16 @@ def test_the_twenty_first_probe_is_async_on_fifo_hosts_with_loss_based_tcp():
     assert nc.PROBE21_PATH.name == "ns3_probe21.csv"
 
 
+def test_the_twenty_second_probe_is_the_twenty_firsts_with_other_update_rates():
+    d = nc.design(spec=nc.PROBE22)
+    assert d == nc.design(spec=nc.PROBE22) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe22"} and {r["regime"][0] for r in d} == {"l"}
+    assert {ns3_job.link_sharing_of(r["queue"], r["tcp"]) for r in d} == {"fifo"}
+    assert {r["mode"] for r in d} == {"async"}
+    assert Counter(r["update_rate"] for r in d) == {2.5e9: 8, 10e9: 8, 50e9: 8}
+    assert nc.PROBE22_PATH.name == "ns3_probe22.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -291,6 +291,17 @@ loss-based TCP controls only (no Vegas or BBR), and the update rate drawn from
 split.  It is also run with ``--async-warmup 32`` (a long job's speed), kept
 beside it.
 
+Twenty-second probe
+-------------------
+:data:`PROBE22` is a twenty-third held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs: on a link said FIFO, beyond P
+workers an async job on 3 or 4 servers runs halfway (geometrically) between
+the in-turn growth and the contention-free bound (``select_model(
+fifo_toward_bound=True)``).  It has the twenty-first probe's factors with the
+update rate drawn from 2.5, 10 or 50 GB/s, its draw seeded at 2048.  Every
+regime is in the ``probe22`` split.  It is also run with ``--async-warmup
+32``, kept beside it.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -329,12 +340,13 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
-           "PROBE18", "PROBE19", "PROBE20", "PROBE21", "DESIGNS",
+           "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
            "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH", "PROBE20_PATH", "PROBE21_PATH",
+           "PROBE22_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -603,11 +615,19 @@ PROBE21 = Design(
     {}, 24, 2047, CORPUS_WORKERS, "k", split="probe21",
     summary="the twenty-first probe (every regime held out: the eighteenth probe's factors "
             "with FIFO hosts and loss-based TCP only)")
+#: The twenty-second probe: a twenty-third held-out set, fixed before it was run, of the
+#: twenty-first probe's factors with updates of 2.5, 10 or 50 GB/s (module notes).  Its
+#: split is ``probe22``.
+PROBE22 = Design(
+    "probe22", dict(PROBE21.factors, update_rate=(2.5e9, 10e9, 50e9)),
+    {}, 24, 2048, CORPUS_WORKERS, "l", split="probe22",
+    summary="the twenty-second probe (every regime held out: the twenty-first probe's factors "
+            "with other update rates)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
                                PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
-                               PROBE20, PROBE21)}
+                               PROBE20, PROBE21, PROBE22)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -653,6 +673,8 @@ PROBE19_PATH = PROBE_PATHS["probe19"]
 PROBE20_PATH = PROBE_PATHS["probe20"]
 #: The committed twenty-first probe.
 PROBE21_PATH = PROBE_PATHS["probe21"]
+#: The committed twenty-second probe.
+PROBE22_PATH = PROBE_PATHS["probe22"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
