@@ -1418,7 +1418,7 @@ class Calibrated:
         source = f"LOO residuals of {len(self.log_residuals)} calibration points"
         if (self.reach_contention_free and config.n_ps >= 2   # set for async jobs only
                 and not any(k <= config.n_replicas for k in self.queueing_runs)):
-            high = max(est.throughput * math.exp(self.halfwidth), min(alone, carried))
+            high = max(est.throughput * math.exp(self.halfwidth), top)
             source += " below, the contention-free bound above"
         if (self.incast and config.mode == "sync" and self.calibration_workers is not None
                 and config.n_replicas > self.calibration_workers):
