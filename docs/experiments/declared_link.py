@@ -25,32 +25,13 @@ about a minute with two processes over every committed set.
 import argparse
 import collections
 
-import numpy as np
+from partly_locked import line, results  # (this directory)
 
-from perfmodel.fit.corpus import evaluate_corpus
 from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows
-from perfmodel.sweep import process_pool
 
 #: Each rule's (baseline, rule) options of ``select_model``.
 RULES = {"to-p": ({"fork_join_to_p": False}, {"fork_join_to_p": "fifo"}),
          "toward-bound": ({}, {"fifo_toward_bound": True})}
-
-
-def results(rows: list, jobs: int, **options) -> dict:
-    """regime -> RegimeResult of the protocol with ``options``, loss-free regimes only."""
-    with process_pool(jobs) as pool:
-        report = evaluate_corpus(rows=rows, splits=sorted({r["split"] for r in rows}),
-                                 executor=pool, **options)
-    return {r.regime: r for r in report.results if not r.lossy}
-
-
-def summary(rs: list) -> str:
-    if not rs:
-        return "-"
-    return (f"{100 * np.mean([r.mean_error for r in rs]):5.1f}% "
-            f"(max {100 * max(r.max_error for r in rs):3.0f}%) "
-            f"{100 * np.mean([r.coverage for r in rs]):3.0f}% / "
-            f"{100 * np.median([r.halfwidth for r in rs]):2.0f}%")
 
 
 def main() -> None:
@@ -73,10 +54,10 @@ def main() -> None:
     print(f"{'split':8} {'n':>3}  {'before':33} {'after':33} changed")
     for split, names in sorted(by_split.items()):
         changed = [n for n in names if after[n].points != before[n].points]
-        print(f"{split:8} {len(names):3d}  {summary([before[n] for n in names]):33} "
-              f"{summary([after[n] for n in names]):33} {len(changed)}: "
-              f"{summary([before[n] for n in changed])} -> "
-              f"{summary([after[n] for n in changed])}")
+        print(f"{split:8} {len(names):3d}  {line([before[n] for n in names]):33} "
+              f"{line([after[n] for n in names]):33} {len(changed)}: "
+              f"{line([before[n] for n in changed])} -> "
+              f"{line([after[n] for n in changed])}")
     for name, r in before.items():
         if after[name].points != r.points:
             f = r.factors

@@ -23,11 +23,12 @@ from perfmodel.placement.ns3_corpus import COMMITTED_SETS, PROTOCOL_SETS, read_r
 from perfmodel.sweep import process_pool
 
 
-def results(rows, jobs: int, partly_locked: bool) -> dict:
-    """regime -> RegimeResult of the loss-free async regimes."""
+def results(rows, jobs: int, **options) -> dict:
+    """regime -> RegimeResult of the loss-free regimes, the protocol run with ``options``
+    (of :func:`~perfmodel.fit.corpus.evaluate_corpus`)."""
     with process_pool(jobs) as pool:
         report = evaluate_corpus(rows=rows, splits=sorted({r["split"] for r in rows}),
-                                 executor=pool, partly_locked=partly_locked)
+                                 executor=pool, **options)
     return {r.regime: r for r in report.results if not r.lossy}
 
 
@@ -50,7 +51,7 @@ def main() -> None:
     paths = ([COMMITTED_SETS[s] for s in args.sets or ()] + list(args.csv)
              or list(PROTOCOL_SETS))
     rows = [r for path in paths for r in read_rows(path) if r["mode"] == "async"]
-    before, after = (results(rows, args.jobs, flag) for flag in (False, True))
+    before, after = (results(rows, args.jobs, partly_locked=flag) for flag in (False, True))
     print("split     changed  without the rule                  with the rule")
     for split in sorted({r.split for r in before.values()}):
         names = [k for k, r in before.items() if r.split == split and k in after]
