@@ -1825,6 +1825,16 @@ def _in_place_of(chosen: Calibrated, cal: Calibrated, why: str) -> Calibrated:
         alternatives=(dataclasses.replace(chosen, alternatives=()), *chosen.alternatives))
 
 
+def _in_place_if_fits(chosen: Calibrated, cal: Calibrated, why: str, *,
+                      loo_bound: float | None, declined: str) -> Calibrated:
+    """:func:`_in_place_of`, unless runs of 3 or more workers show ``cal`` fitting them
+    worse than ``loo_bound`` (None: none shows it): then ``chosen``, its why ending
+    with ``declined``."""
+    if loo_bound is not None and cal.loo_error > loo_bound:
+        return dataclasses.replace(chosen, why=chosen.why + declined)
+    return _in_place_of(chosen, cal, why)
+
+
 def _calibrated_rule(cand: ModelCandidate, profile: Profile, cluster: Cluster, measurements,
                      level: float) -> Calibrated | None:
     """A rule's candidate calibrated on the runs, or None where it cannot be (the rule
@@ -1907,18 +1917,16 @@ def server_bound_choice(chosen: Calibrated, profile: Profile, cluster: Cluster, 
                            level)
     if cal is None:
         return chosen
-    if loo_bound is not None and cal.loo_error > loo_bound:
-        return dataclasses.replace(chosen, why=chosen.why + (
-            f"; the servers' update CPUs are the bottleneck (update spacing {spacing:.2f}), "
-            f"but the asymptotic bound fits the runs worse (LOO error "
-            f"{100 * cal.loo_error:.1f}%), so it does not answer"))
+    declined = (f"; the servers' update CPUs are the bottleneck (update spacing "
+                f"{spacing:.2f}), but the asymptotic bound fits the runs worse (LOO error "
+                f"{100 * cal.loo_error:.1f}%), so it does not answer")
     why = (f"{cal.name} (closed form): the update spacing T_S B / M = {spacing:.2f} >= "
            f"{SERVER_BOUND_SPACING:g} makes the servers' update CPUs the bottleneck; applying "
            f"one gradient at a time in a fixed time, they release the workers evenly spaced, "
            f"so each runs as fast as alone (slowdown {cal.model.slowdown:g}) up to what the "
            f"servers apply, the asymptotic bound of the closed network; in place of "
            f"{chosen.why}")
-    return _in_place_of(chosen, cal, why)
+    return _in_place_if_fits(chosen, cal, why, loo_bound=loo_bound, declined=declined)
 
 
 def partly_locked_choice(chosen: Calibrated, profile: Profile, cluster: Cluster,
@@ -1945,18 +1953,16 @@ def partly_locked_choice(chosen: Calibrated, profile: Profile, cluster: Cluster,
                            cluster, measurements, level)
     if cal is None:
         return chosen
-    if loo_bound is not None and cal.loo_error > loo_bound:
-        return dataclasses.replace(chosen, why=chosen.why + (
-            f"; with updates that barely space the workers (update spacing {spacing:.2g}) "
-            f"they may stay partly in lock-step, but that fits the runs worse (LOO error "
-            f"{100 * cal.loo_error:.1f}%), so the MVA answers"))
+    declined = (f"; with updates that barely space the workers (update spacing "
+                f"{spacing:.2g}) they may stay partly in lock-step, but that fits the runs "
+                f"worse (LOO error {100 * cal.loo_error:.1f}%), so the MVA answers")
     why = (f"{cal.name} (queueing): on {PARTLY_LOCKED_SERVERS} servers or fewer, with "
            f"updates that barely space the workers (update spacing T_S B / M = "
            f"{spacing:.2g}), workers that start together and share the link fairly stay "
            f"partly together; the step is the geometric mean of the MVA's and lock-step's, "
            f"the MVA's weight (1 + min(1, K T_S B / M)) / 2 (slowdown "
            f"{cal.model.slowdown:g}); in place of {chosen.why}")
-    return _in_place_of(chosen, cal, why)
+    return _in_place_if_fits(chosen, cal, why, loo_bound=loo_bound, declined=declined)
 
 
 def select_model(profile: Profile, cluster: Cluster, measurements, *,
