@@ -9,14 +9,17 @@ regimes of every committed set, or of the CSVs given, before and after one rule:
   growth beyond, only where the link is FIFO: loss-based TCP on drop-tail host
   queues);
 * ``--rule toward-bound``: that, against it with ``fifo_toward_bound=True`` (beyond
-  P, halfway, geometrically, to the contention-free bound).
+  P, halfway, geometrically, to the contention-free bound);
+* ``--rule fifo-prior`` (with ``--mode sync``): ``fifo_prior="fifo"`` (every model
+  valid on a link said FIFO on an equal footing) against ``"fair"`` (TCP taken to
+  share it fairly until the runs favour a FIFO-only model by two points).
 
 Prints, per split, the loss-free regimes' mean (max) error, coverage and median
 half-width, over all of them and over the ones the rule changes.  With ``--unknown``
 the baseline is the protocol as it is (the link unknown) instead, which shows what
 saying the link alone does.
 
-    python docs/experiments/declared_link.py [--jobs 2] [--rule to-p|toward-bound]
+    python docs/experiments/declared_link.py [--jobs 2] [--rule to-p|toward-bound|fifo-prior]
         [--unknown] [--mode sync] [CSV ...]
 
 about a minute with two processes over every committed set.
@@ -31,7 +34,8 @@ from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows
 
 #: Each rule's (baseline, rule) options of ``select_model``.
 RULES = {"to-p": ({"fork_join_to_p": False}, {"fork_join_to_p": "fifo"}),
-         "toward-bound": ({}, {"fifo_toward_bound": True})}
+         "toward-bound": ({}, {"fifo_toward_bound": True}),
+         "fifo-prior": ({"fifo_prior": "fifo"}, {"fifo_prior": "fair"})}
 
 
 def main() -> None:

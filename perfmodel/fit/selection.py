@@ -351,6 +351,9 @@ COMPUTE_CV_GROWTH = 0.5
 #: bottleneck about fairly (on a FIFO queue too, when nothing drops).
 PRIOR_LINK = "fair"
 
+#: What :func:`select_model` may take for granted on a link said FIFO (``fifo_prior``).
+FIFO_PRIORS = ("fifo", "fair")
+
 #: Mean relative LOO error a candidate that the prior does not favour must gain to be
 #: chosen, and within which candidates count as indistinguishable: two points, about
 #: the run-to-run spread of a measured throughput.
@@ -1976,7 +1979,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  spaced: bool = True, pool: bool = False,
                  server_cpu: str = "fcfs", server_bound: bool = True,
                  fork_join_to_p: bool | str = "fifo", widen_drawn_spread: bool = False,
-                 partly_locked: bool = False, fifo_toward_bound: bool = False) -> Selection:
+                 partly_locked: bool = False, fifo_toward_bound: bool = False,
+                 fifo_prior: str = "fifo") -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -2109,6 +2113,15 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         what the links and the servers' update CPUs carry), since a drop-tail
         queue keeps the workers it staggered apart while the contended links
         would queue them.  False (default): the in-turn growth.
+    fifo_prior : {"fifo", "fair"}
+        What is taken for granted before the runs on a link said FIFO
+        (``link_sharing="fifo"``).  ``"fair"``: what is taken on a link of
+        unknown sharing, that TCP flows share it about fairly (on a drop-tail
+        queue too, while nothing drops), so a FIFO-only model (``sync-fcfs``,
+        ``sync-hybrid``, ``sim-fcfs``) answers only where the runs favour it by
+        :data:`EVIDENCE`.  ``"fifo"`` (default): saying the link puts every model
+        valid on it on an equal footing, and the LOO error alone decides.  Only
+        sync jobs have FIFO-only candidates the prior can keep out.
     widen_drawn_spread : bool
         With ``compute_cv`` given, whether the interval of a chosen model that
         draws each worker's compute from that spread itself (the simulator:
@@ -2156,6 +2169,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     lockstep_cv = _v.nonnegative("lockstep_cv", lockstep_cv)
     server_cpu = _v.choice("server_cpu", server_cpu, SERVER_CPUS)
     timeout_band = _v.at_least_one("timeout_band", timeout_band)
+    fifo_prior = _v.choice("fifo_prior", fifo_prior, FIFO_PRIORS)
     trace = None
     if isinstance(profile, Trace):
         trace, profile = profile, profile.coarse_profile()
@@ -2195,7 +2209,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
             scores.append(Score(cand.name, cand.family, valid, reason, cal.loo_error,
                                 n_tunables=len(cand.grid),
                                 exact=(link_sharing or PRIOR_LINK) in cand.exact_links,
-                                prior=_agrees_with_prior(cand, link_sharing, mode)))
+                                prior=_agrees_with_prior(cand, link_sharing, mode,
+                                                         fifo_prior)))
             fitted.append(cal)
         except (PerfModelError, Infeasible) as err:
             scores.append(Score(cand.name, cand.family, valid, reason, float("nan"), str(err),
@@ -2323,11 +2338,13 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
 
 
 def _agrees_with_prior(candidate: ModelCandidate, link_sharing: str | None,
-                       mode: str = "sync") -> bool:
+                       mode: str = "sync", fifo_prior: str = "fifo") -> bool:
     """What a candidate assumes is what is taken for granted before the runs are read: a
-    link of unknown sharing shares fairly, and async workers drift apart (in async, only
-    the models of drifted-apart workers, ``lockstep=False``, agree)."""
-    fair = link_sharing is not None or PRIOR_LINK in candidate.links
+    link of unknown sharing shares fairly (one said FIFO too, with ``fifo_prior="fair"``),
+    and async workers drift apart (in async, only the models of drifted-apart workers,
+    ``lockstep=False``, agree)."""
+    said = link_sharing is not None and not (link_sharing == "fifo" and fifo_prior == "fair")
+    fair = said or PRIOR_LINK in candidate.links   # a said link: every model valid on it
     drift = candidate.lockstep is False if mode == "async" else candidate.lockstep is not True
     return fair and drift and not candidate.reading_of
 
