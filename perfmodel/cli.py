@@ -326,14 +326,16 @@ def build_parser() -> argparse.ArgumentParser:
                                     "probe20: the fourteenth's, all async on 1 or 2 "
                                     "servers, short updates; probe21: the eighteenth's "
                                     "with FIFO hosts and loss-based TCP; probe22: the "
-                                    "twenty-first's with other update rates) or a corpus "
-                                    "CSV (default: the corpus and the twenty-two probes)")
+                                    "twenty-first's with other update rates; probe23: the "
+                                    "fifteenth's with FIFO hosts and loss-based TCP) or a "
+                                    "corpus CSV (default: the corpus and the twenty-three "
+                                    "probes)")
     v.add_argument("--split", action="append",
                    choices=("train", "test", "probe", "probe2", "probe3", "probe4", "probe5",
                             "probe6", "probe7", "probe8", "probe9", "probe10", "probe11",
                             "probe12", "probe13", "probe14", "probe15", "probe16",
                             "probe17", "probe18", "probe19", "probe20", "probe21",
-                            "probe22"),
+                            "probe22", "probe23"),
                    help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "

@@ -217,6 +217,16 @@ def test_the_twenty_second_probe_is_the_twenty_firsts_with_other_update_rates():
     assert nc.PROBE22_PATH.name == "ns3_probe22.csv"
 
 
+def test_the_twenty_third_probe_is_sync_on_fifo_hosts_with_loss_based_tcp():
+    d = nc.design(spec=nc.PROBE23)
+    assert d == nc.design(spec=nc.PROBE23) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe23"} and {r["regime"][0] for r in d} == {"m"}
+    assert {r["mode"] for r in d} == {"sync"} and {r["queue"] for r in d} == {"fifo"}
+    assert {ns3_job.link_sharing_of(r["queue"], r["tcp"]) for r in d} == {"fifo"}
+    assert {r["n_ps"] for r in d} == {1, 2, 3, 4}
+    assert nc.PROBE23_PATH.name == "ns3_probe23.csv"
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -40,8 +40,10 @@ sixteenth's at 10 and 25 Gbps with updates of 1 to 4 GB/s, the eighteenth
 nineteenth (split ``probe19``), the fifteenth's with every regime's compute
 varying, the twentieth (split ``probe20``), the fourteenth's with every
 regime async on 1 or 2 servers with short updates, the twenty-first (split
-``probe21``), the eighteenth's with FIFO hosts and loss-based TCP only, and the
-twenty-second (split ``probe22``), the twenty-first's with other update rates.
+``probe21``), the eighteenth's with FIFO hosts and loss-based TCP only, the
+twenty-second (split ``probe22``), the twenty-first's with other update rates, and
+the twenty-third (split ``probe23``), the fifteenth's with FIFO hosts and
+loss-based TCP only.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume

@@ -302,6 +302,16 @@ update rate drawn from 2.5, 10 or 50 GB/s, its draw seeded at 2048.  Every
 regime is in the ``probe22`` split.  It is also run with ``--async-warmup
 32``, kept beside it.
 
+Twenty-third probe
+------------------
+:data:`PROBE23` is a twenty-fourth held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs: on a link said FIFO, a sync job's
+selection keeps fair sharing as its prior, so a FIFO-only model answers only
+where the runs favour it (``select_model(fifo_prior="fair")``).  It has the
+fifteenth probe's factors (sync, 1-4 servers) with FIFO hosts only and the
+loss-based TCP controls only, its draw seeded at 2049.  Every regime is in the
+``probe23`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -340,13 +350,13 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
-           "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "DESIGNS",
+           "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "PROBE23", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
            "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH", "PROBE20_PATH", "PROBE21_PATH",
-           "PROBE22_PATH",
+           "PROBE22_PATH", "PROBE23_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -623,11 +633,20 @@ PROBE22 = Design(
     {}, 24, 2048, CORPUS_WORKERS, "l", split="probe22",
     summary="the twenty-second probe (every regime held out: the twenty-first probe's factors "
             "with other update rates)")
+#: The twenty-third probe: a twenty-fourth held-out set, fixed before it was run, of the
+#: fifteenth probe's factors with FIFO hosts and loss-based TCP only (module notes).  Its
+#: split is ``probe23``.
+PROBE23 = Design(
+    "probe23", dict(PROBE15.factors, queue=("fifo",),
+                    tcp=tuple(t for t in PROBE15.factors["tcp"] if t in ns3_job.LOSS_BASED_TCP)),
+    {}, 24, 2049, CORPUS_WORKERS, "m", split="probe23",
+    summary="the twenty-third probe (every regime held out: the fifteenth probe's factors "
+            "with FIFO hosts and loss-based TCP only)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
                                PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
-                               PROBE20, PROBE21, PROBE22)}
+                               PROBE20, PROBE21, PROBE22, PROBE23)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -675,6 +694,8 @@ PROBE20_PATH = PROBE_PATHS["probe20"]
 PROBE21_PATH = PROBE_PATHS["probe21"]
 #: The committed twenty-second probe.
 PROBE22_PATH = PROBE_PATHS["probe22"]
+#: The committed twenty-third probe.
+PROBE23_PATH = PROBE_PATHS["probe23"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
