@@ -16,6 +16,7 @@ from perfmodel.fit.grid import predict_measurements
 from perfmodel.fit.selection import (
     ASYNC_EVIDENCE_WORKERS,
     COMPUTE_CV_GROWTH,
+    EVIDENCE,
     EXTRAPOLATION_GROWTH,
     Calibrated,
     ModelCandidate,
@@ -504,6 +505,32 @@ def test_unknown_link_is_taken_as_fair_and_fifo_models_must_earn_their_place(job
     known = select_model(profile, cluster, _runs(SyncCoarse("fcfs"), profile, cluster, (1, 2)),
                          link_sharing="fifo")
     assert all(s.prior for s in known.scores) and "assumed" not in known.chosen.why
+
+
+@pytest.mark.parametrize("fifo_share, answer", [(0.36, "sync-ps"), (0.4, "sync-hybrid")])
+def test_a_link_said_fifo_keeps_the_fair_prior_when_asked(job, fifo_share, answer):
+    # runs between eq. 7 and eq. 8 (geometric weight fifo_share): sync-hybrid fits them
+    # best, by 1.4 points over sync-ps at 0.36 and by 2.2 at 0.4 (worked below)
+    profile, cluster = job
+    net = cluster.replace(link_efficiency=0.9)
+    ms = [Measurement(k, 1, cluster.nic_bandwidth,
+                      SyncCoarse("ps").estimate(profile, net, Config(n_replicas=k)).throughput
+                      ** (1 - fifo_share) *
+                      SyncCoarse("fcfs").estimate(profile, net, Config(n_replicas=k)).throughput
+                      ** fifo_share) for k in (1, 2)]
+    said = select_model(profile, cluster, ms, link_sharing="fifo")
+    kept = select_model(profile, cluster, ms, link_sharing="fifo", fifo_prior="fair")
+    loo = {s.name: s.loo_error for s in kept.scores}
+    gain = loo["sync-ps"] - loo["sync-hybrid"]
+    assert (gain < EVIDENCE) == (answer == "sync-ps") and gain > 0.01
+    assert said.chosen.name == "sync-hybrid"                 # the lowest LOO error alone
+    assert kept.chosen.name == answer
+    assert {s.name: s.prior for s in kept.scores} == {
+        "sync-ps": True, "sync-fcfs": False, "sync-hybrid": False}
+    # the same prior as a link of unknown sharing, and the same answer
+    assert select_model(profile, cluster, ms).chosen.name == answer
+    with pytest.raises(SpecError, match="fifo_prior"):
+        select_model(profile, cluster, ms, fifo_prior="drop-tail")
 
 
 def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(job):
