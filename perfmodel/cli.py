@@ -42,7 +42,8 @@ def _add_selection_flags(p) -> None:
                    help="with --measurements: how the server's link queue shares bandwidth, "
                         "when known (rules out the models of the other sharing; fifo: "
                         "loss-based TCP on drop-tail host queues, where an async job on 3+ "
-                        "servers then meets them at once up to as many workers; fair: "
+                        "servers then meets them at once up to as many workers, while a "
+                        "sync job still takes fair sharing as the prior; fair: "
                         "per-flow fair queues, or DCTCP, Vegas or BBR)")
     p.add_argument("--calibration", choices=("auto", "level", "tunables"),
                    help="with --measurements on a loss-free link: fit the fair sync models' "

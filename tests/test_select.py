@@ -501,9 +501,9 @@ def test_unknown_link_is_taken_as_fair_and_fifo_models_must_earn_their_place(job
     # runs a FIFO model fits clearly better than any fair one: it is chosen, and says so
     fifo = select_model(profile, cluster, _runs(SyncCoarse("fcfs"), profile, cluster, (1, 2)))
     assert fifo.chosen.name == "sync-fcfs" and "the runs favour sync-fcfs" in fifo.chosen.why
-    # a known link needs no prior
+    # a link said FIFO keeps the prior unless asked not to (fifo_prior="fifo")
     known = select_model(profile, cluster, _runs(SyncCoarse("fcfs"), profile, cluster, (1, 2)),
-                         link_sharing="fifo")
+                         link_sharing="fifo", fifo_prior="fifo")
     assert all(s.prior for s in known.scores) and "assumed" not in known.chosen.why
 
 
@@ -518,8 +518,8 @@ def test_a_link_said_fifo_keeps_the_fair_prior_when_asked(job, fifo_share, answe
                       ** (1 - fifo_share) *
                       SyncCoarse("fcfs").estimate(profile, net, Config(n_replicas=k)).throughput
                       ** fifo_share) for k in (1, 2)]
-    said = select_model(profile, cluster, ms, link_sharing="fifo")
-    kept = select_model(profile, cluster, ms, link_sharing="fifo", fifo_prior="fair")
+    said = select_model(profile, cluster, ms, link_sharing="fifo", fifo_prior="fifo")
+    kept = select_model(profile, cluster, ms, link_sharing="fifo")     # fifo_prior="fair"
     loo = {s.name: s.loo_error for s in kept.scores}
     gain = loo["sync-ps"] - loo["sync-hybrid"]
     assert (gain < EVIDENCE) == (answer == "sync-ps") and gain > 0.01

@@ -45,8 +45,10 @@ leave-one-out error is often within a point of a fair one's, while their
 predictions at 12 workers differ by half.  So what is known of networks
 before any run decides ties: TCP flows share a bottleneck about fairly (on a
 FIFO queue too, while nothing drops), so when the link's sharing is not given
-(``link_sharing=None``) the candidates that model fair sharing
-(:data:`PRIOR_LINK`) are preferred, and a FIFO-only model (``sync-fcfs``,
+(``link_sharing=None``), or is said to be FIFO (``fifo_prior="fair"`` of
+:func:`select_model`: saying the queue does not say the runs would show FIFO
+sharing), the candidates that model fair sharing (:data:`PRIOR_LINK`) are
+preferred, and a FIFO-only model (``sync-fcfs``,
 ``sync-hybrid``, ``sim-fcfs``) is chosen only when its LOO error beats theirs
 by more than :data:`EVIDENCE` (two points: about the run-to-run spread of a
 measured throughput), which the ``why`` says.  Likewise async workers drift
@@ -352,7 +354,7 @@ COMPUTE_CV_GROWTH = 0.5
 PRIOR_LINK = "fair"
 
 #: What :func:`select_model` may take for granted on a link said FIFO (``fifo_prior``).
-FIFO_PRIORS = ("fifo", "fair")
+FIFO_PRIORS = ("fair", "fifo")
 
 #: Mean relative LOO error a candidate that the prior does not favour must gain to be
 #: chosen, and within which candidates count as indistinguishable: two points, about
@@ -1980,7 +1982,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  server_cpu: str = "fcfs", server_bound: bool = True,
                  fork_join_to_p: bool | str = "fifo", widen_drawn_spread: bool = False,
                  partly_locked: bool = False, fifo_toward_bound: bool = False,
-                 fifo_prior: str = "fifo") -> Selection:
+                 fifo_prior: str = "fair") -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -2113,15 +2115,18 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         what the links and the servers' update CPUs carry), since a drop-tail
         queue keeps the workers it staggered apart while the contended links
         would queue them.  False (default): the in-turn growth.
-    fifo_prior : {"fifo", "fair"}
+    fifo_prior : {"fair", "fifo"}
         What is taken for granted before the runs on a link said FIFO
-        (``link_sharing="fifo"``).  ``"fair"``: what is taken on a link of
-        unknown sharing, that TCP flows share it about fairly (on a drop-tail
+        (``link_sharing="fifo"``).  ``"fair"`` (default): what is taken on a link
+        of unknown sharing, that TCP flows share it about fairly (on a drop-tail
         queue too, while nothing drops), so a FIFO-only model (``sync-fcfs``,
         ``sync-hybrid``, ``sim-fcfs``) answers only where the runs favour it by
-        :data:`EVIDENCE`.  ``"fifo"`` (default): saying the link puts every model
-        valid on it on an equal footing, and the LOO error alone decides.  Only
-        sync jobs have FIFO-only candidates the prior can keep out.
+        :data:`EVIDENCE`: two runs cannot tell the sharing apart, and a FIFO
+        model picked on a point of LOO error is often far off at 12 workers.
+        ``"fifo"``: saying the link puts every model valid on it on an equal
+        footing, and the LOO error alone decides (judged on a held-out probe
+        and turned into the option, docs/validation.md).  Only sync jobs have
+        FIFO-only candidates the prior can keep out.
     widen_drawn_spread : bool
         With ``compute_cv`` given, whether the interval of a chosen model that
         draws each worker's compute from that spread itself (the simulator:
@@ -2338,7 +2343,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
 
 
 def _agrees_with_prior(candidate: ModelCandidate, link_sharing: str | None,
-                       mode: str = "sync", fifo_prior: str = "fifo") -> bool:
+                       mode: str = "sync", fifo_prior: str = "fair") -> bool:
     """What a candidate assumes is what is taken for granted before the runs are read: a
     link of unknown sharing shares fairly (one said FIFO too, with ``fifo_prior="fair"``),
     and async workers drift apart (in async, only the models of drifted-apart workers,
