@@ -325,6 +325,41 @@ def test_stop_time_covers_the_slowest_plausible_window():
 def test_cli_refuses_bad_counts(tmp_path, capsys):
     assert nc.main(["--out", str(tmp_path / "c.csv"), "--jobs", "0"]) == 2
     assert "--jobs" in capsys.readouterr().err
+    for flag, value in (("--segments-factor", "0"), ("--workers", "1,x"), ("--workers", "0")):
+        assert nc.main(["--out", str(tmp_path / "c.csv"), flag, value]) == 2
+        assert flag in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dnn, segments", [("squeezenet1_0", 34.5), ("resnet50", 706),
+                                           ("gnmt", 1000)])
+def test_the_scale_leaves_at_most_the_corpus_segments_and_the_factor_multiplies_them(
+        dnn, segments):
+    # squeezenet's 5.0 MB at the smallest scale of 100 is 34.5 segments of 1448 bytes;
+    # gnmt's 775 MB is scaled to 1000 of them
+    model = zoo.profile(f"{dnn}-pipedream").model_bytes
+    assert model / nc.scale_for(model) / 1448 == pytest.approx(segments, rel=2e-3)
+    assert nc.scale_for(model, 8) == pytest.approx(nc.scale_for(model) / 8)
+    with pytest.raises(SpecError, match="segments_factor"):
+        nc.scale_for(model, 0)
+
+
+def test_a_segments_factor_reaches_every_run_and_the_header(monkeypatch):
+    seen = []
+
+    def run(regime, workers, **kw):
+        seen.append((workers, kw["scale"]))
+        raise SimulationStalled("stop")
+
+    monkeypatch.setattr(nc, "regime_run", run)
+    regime = next(r for r in nc.design() if r["dnn"] == "resnet50")
+    stalled = []
+    nc._regime_job(regime, (1, 4), 1, nc.CORPUS_WARMUP, 8.0)
+    nc.regime_rows(regime, workers=(2,), stalled=stalled, segments_factor=4.0)
+    assert seen == [(1, 12.5), (4, 12.5), (2, 25.0)]     # the smallest scale 100, / 8 and / 4
+    header = nc._header(nc.CORPUS, 96, 2026, 96, 96, "cmd", segments_factor=8)[2]
+    assert "8 times the segments per transfer of the corpus's: >= 12.5, at most 8000" in header
+    assert "at most 1000 segments per model transfer" in nc._header(
+        nc.CORPUS, 96, 2026, 96, 96, "cmd")[2]
 
 
 def test_heavy_tail_steps_lengthen_only_the_pareto_regimes(monkeypatch):

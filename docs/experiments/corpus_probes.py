@@ -19,10 +19,11 @@ correction in ``forkjoin``) and meant to compare rules with each other.
     python docs/experiments/corpus_probes.py marking    # ns-3: DCTCP's mark threshold, c040
     python docs/experiments/corpus_probes.py duplex     # ns-3: the probe's p012 under 4 TCPs
     python docs/experiments/corpus_probes.py window v017 16   # ns-3: 4 windows, not 1
+    python docs/experiments/corpus_probes.py segments k009,l021   # ns-3: packets per transfer
 
-``convoy``, ``dip``, ``sharing``, ``marking``, ``duplex`` and ``window`` run ns-3 (the
-``ns3`` extra, about a minute each; ``sharing`` about three, ``window`` two to four per
-regime at 16 workers).
+``convoy``, ``dip``, ``sharing``, ``marking``, ``duplex``, ``window`` and ``segments``
+run ns-3 (the ``ns3`` extra, about a minute each; ``sharing`` about three, ``window`` two
+to four per regime at 16 workers, ``segments`` five to fifteen per regime).
 """
 
 import collections
@@ -367,7 +368,30 @@ def window(names: str = "v017", workers: str = "16") -> None:
                               for a, v in zip(starts, speeds)))
 
 
+def segments(names: str = "k009,l021", factors: str = "0.25,1,4") -> None:
+    """ns-3: the corpus divides bytes and rates by a scale that leaves a whole-model
+    transfer at most :data:`~perfmodel.placement.ns3_corpus.CORPUS_SEGMENTS` segments (a
+    real one has 3,500 to 770,000).  Fluid times do not depend on it; does how the
+    async workers of a FIFO link spread apart?  Each regime at 1, 2 and 2P workers with
+    ``factors`` times the corpus's segments per transfer: the speed, and 2P workers'
+    over 2P times one worker's."""
+    designs = [r for spec in ns3_corpus.DESIGNS.values() for r in ns3_corpus.design(spec=spec)]
+    for name in names.split(","):
+        regime = next(r for r in designs if r["regime"] == name)
+        profile, _ = ns3_corpus._job(regime)
+        scale = ns3_corpus.scale_for(profile.model_bytes)
+        k = 2 * int(regime["n_ps"])
+        for factor in (float(f) for f in factors.split(",")):
+            speeds = [ns3_corpus.regime_run(regime, w, scale=scale / factor).throughput
+                      for w in (1, 2, k)]
+            print(f"{name} ({regime['queue']} {regime['tcp']}, {regime['bandwidth_gbps']:g} "
+                  f"Gbps, P={regime['n_ps']}), {profile.model_bytes / (scale / factor) / 1448:.0f}"
+                  f" segments a transfer: 1, 2, {k} workers at "
+                  + ", ".join(f"{v:.2f}" for v in speeds)
+                  + f" samples/s; {k} over {k} x one: {speeds[2] / (k * speeds[0]):.3f}")
+
+
 if __name__ == "__main__":
-    {"forkjoin": forkjoin, "fade": fade, "offset": offset, "blend": blend, "groups": groups,
+    {"segments": segments, "forkjoin": forkjoin, "fade": fade, "offset": offset, "blend": blend, "groups": groups,
      "convoy": convoy, "dip": dip, "sharing": sharing, "marking": marking,
      "duplex": duplex, "window": window}[sys.argv[1]](*sys.argv[2:])

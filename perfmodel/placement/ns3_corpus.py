@@ -321,6 +321,20 @@ splitting up then, and a job four times as long runs faster in every later
 window (docs/validation.md): the committed sets measure the start.
 ``--async-warmup N`` lets N gradients pass before the window opens, to
 measure a long job's speed instead; sync runs keep their warm-up.
+
+Segments per transfer
+---------------------
+Every set divides bytes and rates by a scale (:func:`scale_for`) that keeps
+fluid transfer times but leaves a whole-model transfer at most
+:data:`CORPUS_SEGMENTS` segments, where a real one has thousands to hundreds
+of thousands.  A transfer of a few windows passes a queue about whole, one
+after another, which spaces the async workers apart; a long one is
+interleaved packet by packet with the others, so equal transfers that meet
+end together and the workers stay in step.  Runs of 1-2 workers do not
+depend on it; async runs beyond the knee run slower with more segments per
+transfer, on FIFO and fair hosts alike (docs/validation.md).
+``--segments-factor F`` runs a set with F times the segments (at F times the
+cost), ``--workers`` at some worker counts only.
 """
 
 from __future__ import annotations
@@ -386,7 +400,7 @@ UPDATE_RATE = 5e9
 CORPUS_WORKERS = (1, 2, 3, 4, 6, 8, 12, 16)
 #: Regimes drawn, and the seed of the draw.
 CORPUS_REGIMES, CORPUS_SEED = 96, 2026
-#: Smallest divisor of bytes and link rates (as the validation matrix), and the fewest
+#: Smallest divisor of bytes and link rates (as the validation matrix), and the most
 #: segments a whole-model transfer keeps: a larger model is scaled further, to that many
 #: (:func:`scale_for`), so every regime costs about the same to run.
 CORPUS_SCALE, CORPUS_SEGMENTS = 100.0, 1000
@@ -758,16 +772,23 @@ def pipedream_blocks(dnn: str, blocks: int = CORPUS_BLOCKS) -> list[tuple[float,
     return [tuple(float(x) for x in row) for row in shares]
 
 
-def scale_for(model_bytes: float) -> float:
+def scale_for(model_bytes: float, segments_factor: float = 1.0) -> float:
     """The divisor of a job's bytes and rates: :data:`CORPUS_SCALE`, or more for a model
-    whose transfer would keep more than :data:`CORPUS_SEGMENTS` segments of 1448 bytes.
+    whose transfer would keep more than :data:`CORPUS_SEGMENTS` segments of 1448 bytes,
+    so every regime costs about the same to run; ``segments_factor`` times fewer (that
+    many times the segments per transfer, and the run's cost).
 
     Fluid transfer times do not change with the scale; what a scale changes is
-    the number of segments per transfer, which decides how TCP shares a FIFO
-    queue (few segments: transfers pass one by one), so every transfer keeps
-    at least :data:`CORPUS_SEGMENTS` of them.
+    the number of segments per transfer, which decides how TCP shares a queue:
+    a transfer of a few windows passes about whole, one by one, where a long
+    one is interleaved with the others packet by packet.  So a whole-model
+    transfer keeps at most :data:`CORPUS_SEGMENTS` of them (a real one has
+    thousands to hundreds of thousands), and async runs beyond the knee depend
+    on it (module notes, "Segments per transfer").
     """
-    return max(CORPUS_SCALE, model_bytes / (1448.0 * CORPUS_SEGMENTS))
+    if not segments_factor > 0:
+        raise SpecError("segments_factor", f"must be > 0, got {segments_factor!r}")
+    return max(CORPUS_SCALE, model_bytes / (1448.0 * CORPUS_SEGMENTS)) / segments_factor
 
 
 def _update_rate(regime: dict) -> float:
@@ -795,24 +816,26 @@ def stop_time_for(profile, regime: dict, workers: int, steps: int) -> float:
 def regime_rows(regime: dict, *, workers=CORPUS_WORKERS, steps: int = CORPUS_STEPS,
                 async_steps: int = CORPUS_ASYNC_STEPS, warmup: int = CORPUS_WARMUP,
                 batches: int = CORPUS_BATCHES, stalled: list | None = None,
-                stop_time: float | None = None) -> list[dict]:
-    """The CSV rows of one regime, one per worker count (see :data:`CORPUS_COLUMNS`).
+                stop_time: float | None = None, segments_factor: float = 1.0) -> list[dict]:
+    """The CSV rows of one regime, one per worker count (see :data:`CORPUS_COLUMNS`),
+    with ``segments_factor`` times the segments per transfer (:func:`scale_for`).
 
     A run that stalls (:func:`stop_time_for`, or ``stop_time`` when given) raises
     :class:`~perfmodel.errors.SimulationStalled`, or with a ``stalled`` list has no row
     and is appended to it as ``"regime@workers"``.
     """
     rows = []
+    scale = scale_for(_job(regime)[0].model_bytes, segments_factor)
     for k in workers:
         try:
             res = regime_run(regime, k, steps=steps, async_steps=async_steps, warmup=warmup,
-                             batches=batches, stop_time=stop_time)
+                             batches=batches, stop_time=stop_time, scale=scale)
         except SimulationStalled:
             if stalled is None:
                 raise
             stalled.append(f"{regime['regime']}@{k}")
             continue
-        rows.append(_row(regime, k, res))
+        rows.append(_row(regime, k, res, scale))
     return rows
 
 
@@ -852,7 +875,7 @@ def regime_run(regime: dict, workers: int, *, steps: int = CORPUS_STEPS,
         profile.t_backward, t_update, workers, **{**options, **engine})
 
 
-def _row(regime: dict, k: int, res) -> dict:
+def _row(regime: dict, k: int, res, scale: float) -> dict:
     profile, t_update = _job(regime)
     mode, queue = regime["mode"], regime["queue"]
     return dict(
@@ -867,19 +890,20 @@ def _row(regime: dict, k: int, res) -> dict:
             throughput_std=round(res.throughput_std, 6),
             step_time_median=round(float(np.median(res.step_times)), 9),
             steps=res.meta["steps"], seed=int(regime["regime"][1:]),
-            scale=round(scale_for(profile.model_bytes), 3), queue_drops=res.meta["queue_drops"],
+            scale=round(scale, 3), queue_drops=res.meta["queue_drops"],
             ecn_marks=res.meta["ecn_marks"],
             wall_seconds=round(res.wall_seconds, 3))
 
 
 def _regime_job(regime: dict, workers: tuple, heavy_tail_steps: int = 1,
-                async_warmup: int = CORPUS_WARMUP) -> tuple[list[dict], list[str]]:
+                async_warmup: int = CORPUS_WARMUP,
+                segments_factor: float = 1.0) -> tuple[list[dict], list[str]]:
     stalled: list[str] = []
     f = heavy_tail_steps if regime["jitter"] == "pareto" else 1
     warmup = async_warmup if regime["mode"] == "async" else CORPUS_WARMUP
     return regime_rows(regime, workers=workers, steps=f * CORPUS_STEPS,
                        async_steps=f * CORPUS_ASYNC_STEPS, warmup=warmup,
-                       stalled=stalled), stalled
+                       stalled=stalled, segments_factor=segments_factor), stalled
 
 
 #: Header line listing the runs that stalled (``regime@workers``).
@@ -899,7 +923,7 @@ def read_stalled(path) -> list[str]:
 
 def _header(spec: Design, n: int, seed: int, done: int, total: int, command: str,
             stalled: list[str] = (), heavy_tail_steps: int = 1,
-            async_warmup: int = CORPUS_WARMUP) -> list[str]:
+            async_warmup: int = CORPUS_WARMUP, segments_factor: float = 1.0) -> list[str]:
     state = "complete" if done == total else f"PARTIAL: {done} of {total} regimes"
     extra = [STALLED_PREFIX + ", ".join(sorted(stalled))] if stalled else []
     what = "corpus" if spec is CORPUS else f"corpus ({spec.name})"
@@ -914,8 +938,12 @@ def _header(spec: Design, n: int, seed: int, done: int, total: int, command: str
            + ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in spec.held_out.items())),
         f"# engine: perfmodel.placement.ns3_job.simulate_ps_job_ns3, ns-3 "
         f"{ns3_job.ns3_version()}, star of P servers + K workers, link delay 10 us, "
-        f"bytes and rates divided by scale (>= {CORPUS_SCALE:g}, at least "
-        f"{CORPUS_SEGMENTS} segments per model transfer), MSS 1448 B, min RTO 1 s, "
+        + (f"bytes and rates divided by scale (>= {CORPUS_SCALE:g}, at most "
+           f"{CORPUS_SEGMENTS} segments per model transfer)" if segments_factor == 1 else
+           f"bytes and rates divided by scale ({segments_factor:g} times the segments per "
+           f"transfer of the corpus's: >= {CORPUS_SCALE / segments_factor:g}, at most "
+           f"{segments_factor * CORPUS_SEGMENTS:g} per model transfer)")
+        + ", MSS 1448 B, min RTO 1 s, "
         f"128 KiB socket buffers, "
         "t_update = model bytes / "
         + ("/".join(f"{r:g}" for r in spec.factors["update_rate"])
@@ -959,7 +987,8 @@ def _order(row: dict) -> tuple:
 def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: int = 1,
              only=None, command: str = "python -m perfmodel.placement.ns3_corpus --out FILE",
              log=None, heavy_tail_steps: int = 1, spec: Design = CORPUS,
-             async_warmup: int = CORPUS_WARMUP) -> int:
+             async_warmup: int = CORPUS_WARMUP, segments_factor: float = 1.0,
+             workers: tuple | None = None) -> int:
     """Run the regimes missing from ``out_path`` and write the corpus, sorted, after each one.
 
     Parameters
@@ -987,6 +1016,12 @@ def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: i
         :data:`CORPUS_WARMUP` for the committed sets; more to measure a long
         job, whose workers have split up since their common start (module
         notes, "The async window").
+    segments_factor : float
+        Times the segments per transfer of the committed sets (:func:`scale_for`):
+        1 for them; more to see what the scale does (module notes, "Segments per
+        transfer"), at that many times the cost.
+    workers : tuple of int, optional
+        The worker counts run (default the design's).
 
     Returns
     -------
@@ -1008,13 +1043,14 @@ def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: i
         """Write the rows so far under their header; the regimes done."""
         done = len({r["regime"] for r in rows})
         _write(path, rows, _header(spec, n, seed, done, len(regimes), command, stalled,
-                                   heavy_tail_steps, async_warmup))
+                                   heavy_tail_steps, async_warmup, segments_factor))
         return done
 
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = {pool.submit(_regime_job, r, spec.workers, heavy_tail_steps,
-                               async_warmup): r for r in todo}
+        futures = {pool.submit(_regime_job, r, tuple(workers or spec.workers),
+                               heavy_tail_steps, async_warmup, segments_factor): r
+                   for r in todo}
         for future in concurrent.futures.as_completed(futures):
             new, stuck = future.result()
             rows.extend(new)
@@ -1045,6 +1081,10 @@ def main(argv=None) -> int:
     p.add_argument("--async-warmup", type=int, default=CORPUS_WARMUP,
                    help=f"gradients per worker an async run lets pass before its window "
                         f"(default {CORPUS_WARMUP}: the committed sets)")
+    p.add_argument("--segments-factor", type=float, default=1.0,
+                   help="times the segments per transfer of the committed sets (default 1; "
+                        "the run costs as many times more)")
+    p.add_argument("--workers", help="comma-separated worker counts (default the design's)")
     a = p.parse_args(argv)
     if not ns3_job.available():
         print("error: the corpus needs ns-3: pip install 'perfmodel[ns3]'", file=sys.stderr)
@@ -1055,13 +1095,24 @@ def main(argv=None) -> int:
     if a.async_warmup < 0:
         print(f"error: --async-warmup must be >= 0, got {a.async_warmup}", file=sys.stderr)
         return 2
+    if not a.segments_factor > 0:
+        print(f"error: --segments-factor must be > 0, got {a.segments_factor}", file=sys.stderr)
+        return 2
+    try:
+        workers = None if a.workers is None else tuple(int(w) for w in a.workers.split(","))
+    except ValueError:
+        workers = ()
+    if workers is not None and not (workers and all(w >= 1 for w in workers)):
+        print(f"error: --workers must be worker counts >= 1, got {a.workers!r}", file=sys.stderr)
+        return 2
     command = " ".join(["python -m perfmodel.placement.ns3_corpus"]
                        + (argv if argv is not None else sys.argv[1:]))
     try:
         generate(a.out, n=a.regimes, jobs=a.jobs,
                  only=None if a.only is None else a.only.split(","), command=command,
                  log=lambda s: print(s, flush=True), heavy_tail_steps=a.heavy_tail_steps,
-                 spec=DESIGNS[a.design], async_warmup=a.async_warmup)
+                 spec=DESIGNS[a.design], async_warmup=a.async_warmup,
+                 segments_factor=a.segments_factor, workers=workers)
     except SpecError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
