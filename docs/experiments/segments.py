@@ -1,0 +1,67 @@
+"""What the corpus's scale does: the same regimes with more segments per transfer.
+
+The committed sets leave a whole-model transfer at most 1000 segments
+(``ns3_corpus.scale_for``); a set re-run with ``--segments-factor F`` has F times
+as many (its CSV header says so).  For every regime and worker count in both, this
+prints the committed speed, the re-run's and their ratio; then the user's path of
+``perfmodel validate matrix --only corpus`` (the 1- and 2-worker runs, the link
+unknown) judged on each, over the worker counts both have.
+
+    python docs/experiments/segments.py docs/experiments/ns3_corpus_test_async_seg8.csv
+        [--base perfmodel/zoo/validation/ns3_corpus.csv] [--jobs 2]
+
+under a minute.
+"""
+
+import argparse
+import collections
+
+from partly_locked import line  # (this directory)
+
+from perfmodel.fit.corpus import evaluate_corpus
+from perfmodel.placement.ns3_corpus import CORPUS_PATH, read_rows
+from perfmodel.sweep import process_pool
+
+
+def judged(rows, jobs: int) -> dict:
+    """regime -> RegimeResult of the protocol on ``rows`` (every split they hold)."""
+    with process_pool(jobs) as pool:
+        report = evaluate_corpus(rows=rows, splits=sorted({r["split"] for r in rows}),
+                                 executor=pool)
+    return {r.regime: r for r in report.results}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rerun", help="a set re-run with --segments-factor")
+    ap.add_argument("--base", default=str(CORPUS_PATH), help="the committed set it re-ran")
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    rerun = read_rows(a.rerun)
+    have = {(r["regime"], r["workers"]) for r in rerun}
+    base = [r for r in read_rows(a.base) if (r["regime"], r["workers"]) in have]
+    speed = {(r["regime"], int(r["workers"])): float(r["throughput"]) for r in base}
+    by_regime = collections.defaultdict(list)
+    for r in rerun:
+        k = int(r["workers"])
+        by_regime[r["regime"]].append(
+            f"{k}: {speed[r['regime'], k]:.4g} -> {float(r['throughput']):.4g} "
+            f"({float(r['throughput']) / speed[r['regime'], k]:.3f})")
+    segments = {r["regime"]: round(float(r["scale"]), 3) for r in rerun}
+    print("speed (samples/s), committed -> re-run (ratio), by worker count")
+    for name, cells in sorted(by_regime.items()):
+        print(f"  {name} (scale {segments[name]:g}): " + "; ".join(cells))
+    before, after = judged(base, a.jobs), judged(rerun, a.jobs)
+    print("the protocol, loss-free: mean (max) error, coverage / median half-width")
+    for label, rs in (("committed", before), ("re-run", after)):
+        print(f"  {label:9s} {line([r for r in rs.values() if not r.lossy])}")
+    for name in sorted(after):
+        b, f = before[name], after[name]
+        print(f"  {name} {b.mode} {b.factors['queue']:4} P={b.factors['n_ps']} "
+              f"{b.factors['bandwidth_gbps']:g} Gbps, {b.chosen}: "
+              f"{100 * b.mean_error:5.1f}% -> {100 * f.mean_error:5.1f}%, covered "
+              f"{100 * b.coverage:3.0f}% -> {100 * f.coverage:3.0f}%")
+
+
+if __name__ == "__main__":
+    main()
