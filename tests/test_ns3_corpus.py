@@ -227,6 +227,26 @@ def test_the_twenty_third_probe_is_sync_on_fifo_hosts_with_loss_based_tcp():
     assert nc.PROBE23_PATH.name == "ns3_probe23.csv"
 
 
+def test_the_twenty_fourth_probe_is_async_at_eight_times_the_segments():
+    d = nc.design(spec=nc.PROBE24)
+    assert d == nc.design(spec=nc.PROBE24) and len(d) == 24
+    assert {r["split"] for r in d} == {"probe24"} and {r["regime"][0] for r in d} == {"n"}
+    assert {r["mode"] for r in d} == {"async"} and {r["buffer"] for r in d} == {"deep"}
+    assert Counter(r["queue"] for r in d) == {"fair": 16, "fifo": 8}
+    assert Counter(r["n_ps"] for r in d) == {1: 6, 2: 6, 3: 6, 4: 6}
+    assert nc.PROBE24.workers == (1, 2, 4, 8, 16) and nc.PROBE24.segments_factor == 8
+    assert nc.PROBE24_PATH.name == "ns3_probe24.csv"
+
+
+def test_a_design_runs_at_its_own_segments_factor_unless_told(tmp_path):
+    # nothing to run (only=()): the header alone says what the runs would keep
+    for factor, says in ((None, "at most 8000 per model transfer"),
+                         (1.0, "at most 1000 segments per model transfer")):
+        out = tmp_path / f"p{factor}.csv"
+        nc.generate(out, only=(), spec=nc.PROBE24, segments_factor=factor)
+        assert says in out.read_text()
+
+
 def test_the_sixth_probe_adds_fifo_hosts_to_the_fifth_probes_network():
     d = nc.design(spec=nc.PROBE6)
     assert d == nc.design(spec=nc.PROBE6) and len(d) == 24

@@ -312,6 +312,16 @@ fifteenth probe's factors (sync, 1-4 servers) with FIFO hosts only and the
 loss-based TCP controls only, its draw seeded at 2049.  Every regime is in the
 ``probe23`` split.
 
+Twenty-fourth probe
+-------------------
+:data:`PROBE24` is a twenty-fifth held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs at more segments per transfer (below):
+whether async workers that share a link are taken to travel in convoys beyond
+the saturation point (``select_model(convoys=...)``).  It has the fourteenth
+probe's factors with every regime async, run at 1, 2, 4, 8 and 16 workers with
+8 times the corpus's segments per transfer (``Design.segments_factor``), its
+draw seeded at 2050.  Every regime is in the ``probe24`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -364,13 +374,13 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
-           "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "PROBE23", "DESIGNS",
+           "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "PROBE23", "PROBE24", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
            "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH", "PROBE20_PATH", "PROBE21_PATH",
-           "PROBE22_PATH", "PROBE23_PATH",
+           "PROBE22_PATH", "PROBE23_PATH", "PROBE24_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -445,6 +455,8 @@ class Design:
         The split of every regime (the probe's ``"probe"``); None: ``held_out`` decides.
     summary : str
         How reports name a probe and what it holds out (empty for the corpus).
+    segments_factor : float
+        Times the segments per transfer of the corpus's its runs keep (:func:`scale_for`).
     """
 
     name: str
@@ -456,6 +468,7 @@ class Design:
     prefix: str
     split: str | None = None
     summary: str = ""
+    segments_factor: float = 1.0
 
 
 #: The corpus every rule was designed on (its train half) and judged on (its test half).
@@ -656,11 +669,19 @@ PROBE23 = Design(
     {}, 24, 2049, CORPUS_WORKERS, "m", split="probe23",
     summary="the twenty-third probe (every regime held out: the fifteenth probe's factors "
             "with FIFO hosts and loss-based TCP only)")
+#: The twenty-fourth probe: a twenty-fifth held-out set, fixed before it was run, of the
+#: fourteenth probe's factors, every regime async, at 1, 2, 4, 8 and 16 workers with 8
+#: times the segments per transfer (module notes).  Its split is ``probe24``.
+PROBE24 = Design(
+    "probe24", dict(PROBE14.factors, mode=("async",)), {}, 24, 2050, (1, 2, 4, 8, 16), "n",
+    split="probe24", segments_factor=8.0,
+    summary="the twenty-fourth probe (every regime held out: the fourteenth probe's factors, "
+            "every regime async, 8 times the segments per transfer)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
                                PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
-                               PROBE20, PROBE21, PROBE22, PROBE23)}
+                               PROBE20, PROBE21, PROBE22, PROBE23, PROBE24)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -710,6 +731,8 @@ PROBE21_PATH = PROBE_PATHS["probe21"]
 PROBE22_PATH = PROBE_PATHS["probe22"]
 #: The committed twenty-third probe.
 PROBE23_PATH = PROBE_PATHS["probe23"]
+#: The committed twenty-fourth probe.
+PROBE24_PATH = PROBE_PATHS["probe24"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
@@ -987,7 +1010,7 @@ def _order(row: dict) -> tuple:
 def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: int = 1,
              only=None, command: str = "python -m perfmodel.placement.ns3_corpus --out FILE",
              log=None, heavy_tail_steps: int = 1, spec: Design = CORPUS,
-             async_warmup: int = CORPUS_WARMUP, segments_factor: float = 1.0,
+             async_warmup: int = CORPUS_WARMUP, segments_factor: float | None = None,
              workers: tuple | None = None) -> int:
     """Run the regimes missing from ``out_path`` and write the corpus, sorted, after each one.
 
@@ -1016,10 +1039,11 @@ def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: i
         :data:`CORPUS_WARMUP` for the committed sets; more to measure a long
         job, whose workers have split up since their common start (module
         notes, "The async window").
-    segments_factor : float
-        Times the segments per transfer of the committed sets (:func:`scale_for`):
-        1 for them; more to see what the scale does (module notes, "Segments per
-        transfer"), at that many times the cost.
+    segments_factor : float, optional
+        Times the segments per transfer of the corpus (:func:`scale_for`), default
+        the design's (``Design.segments_factor``: 1 for the corpus); more to see
+        what the scale does (module notes, "Segments per transfer"), at that many
+        times the cost.
     workers : tuple of int, optional
         The worker counts run (default the design's).
 
@@ -1029,6 +1053,7 @@ def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: i
         Data rows in the file.
     """
     path = Path(out_path)
+    segments_factor = spec.segments_factor if segments_factor is None else segments_factor
     n = spec.regimes if n is None else n
     seed = spec.seed if seed is None else seed
     regimes = design(n, seed, spec=spec)
@@ -1081,9 +1106,9 @@ def main(argv=None) -> int:
     p.add_argument("--async-warmup", type=int, default=CORPUS_WARMUP,
                    help=f"gradients per worker an async run lets pass before its window "
                         f"(default {CORPUS_WARMUP}: the committed sets)")
-    p.add_argument("--segments-factor", type=float, default=1.0,
-                   help="times the segments per transfer of the committed sets (default 1; "
-                        "the run costs as many times more)")
+    p.add_argument("--segments-factor", type=float,
+                   help="times the segments per transfer of the corpus (default the "
+                        "design's: 1 but for probe24's 8; the run costs as many times more)")
     p.add_argument("--workers", help="comma-separated worker counts (default the design's)")
     a = p.parse_args(argv)
     if not ns3_job.available():
@@ -1095,7 +1120,7 @@ def main(argv=None) -> int:
     if a.async_warmup < 0:
         print(f"error: --async-warmup must be >= 0, got {a.async_warmup}", file=sys.stderr)
         return 2
-    if not a.segments_factor > 0:
+    if a.segments_factor is not None and not a.segments_factor > 0:
         print(f"error: --segments-factor must be > 0, got {a.segments_factor}", file=sys.stderr)
         return 2
     try:
