@@ -673,7 +673,7 @@ PROBE23 = Design(
 #: fourteenth probe's factors, every regime async, at 1, 2, 4, 8 and 16 workers with 8
 #: times the segments per transfer (module notes).  Its split is ``probe24``.
 PROBE24 = Design(
-    "probe24", dict(PROBE14.factors, mode=("async",)), {}, 24, 2050, (1, 2, 4, 8, 16), "n",
+    "probe24", dict(PROBE14.factors, mode=("async",)), {}, 16, 2050, (1, 2, 4, 8, 16), "n",
     split="probe24", segments_factor=8.0,
     summary="the twenty-fourth probe (every regime held out: the fourteenth probe's factors, "
             "every regime async, 8 times the segments per transfer)")
