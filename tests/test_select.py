@@ -16,6 +16,7 @@ from perfmodel.fit.grid import predict_measurements
 from perfmodel.fit.selection import (
     ASYNC_EVIDENCE_WORKERS,
     COMPUTE_CV_GROWTH,
+    CONVOY_CANDIDATE,
     EVIDENCE,
     EXTRAPOLATION_GROWTH,
     Calibrated,
@@ -565,6 +566,42 @@ def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(j
     # the simulator models a transient, not drifted-apart workers: it must earn its place
     sim = [c for c in default_candidates("async", simulate=True) if c.name == "sim-ps"]
     assert sim and sim[0].lockstep is None
+
+
+def test_convoys_as_the_prior_make_the_mva_earn_its_place_or_pool_with_it(job):
+    profile, cluster = job
+    net = cluster.replace(link_efficiency=0.9)
+    ms = [Measurement(k, 1, cluster.nic_bandwidth, AsyncMVA().estimate(
+        profile, net, Config(n_replicas=k, n_ps=1, mode="async")).throughput, mode="async")
+        for k in (1, 2)]
+    far = Config(n_replicas=16, n_ps=1, mode="async")
+    reading = select_model(profile, cluster, ms)                     # convoys="reading"
+    prior = select_model(profile, cluster, ms, convoys="prior")
+    pooled = select_model(profile, cluster, ms, convoys="pooled")
+    assert reading.chosen.name == "async-mva" and not reading.chosen.pooled
+    # the runs of 1-2 workers fit both alike; with convoys the prior, the MVA is kept out
+    assert prior.chosen.name == CONVOY_CANDIDATE
+    assert {s.name: s.prior for s in prior.scores}["async-mva"] is False
+    assert "cannot favour async-lockstep, async-mva" in prior.chosen.why
+    # the two part beyond the saturation point: 16 workers on one server
+    mva = reading.chosen.estimate(profile, cluster, far).throughput
+    convoy = prior.chosen.estimate(profile, cluster, far).throughput
+    assert convoy < 0.95 * mva
+    # pooled: the geometric mean of the two, each as calibrated
+    assert pooled.chosen.name == "async-mva"
+    assert [p.name for p in pooled.chosen.pooled] == [CONVOY_CANDIDATE]
+    both = pooled.chosen.estimate(profile, cluster, far)
+    assert set(both.meta["pooled"]) == {"async-mva", CONVOY_CANDIDATE}
+    assert both.throughput == pytest.approx(math.sqrt(mva * convoy), rel=1e-9)
+    assert "geometric mean of its own and async-convoy's" in pooled.chosen.why
+    # a link said FIFO: the convoys' model is not valid there, and the MVA answers alone
+    fifo = select_model(profile, cluster, ms, link_sharing="fifo", convoys="prior")
+    assert fifo.chosen.name == "async-mva" and {s.name: s.prior for s in fifo.scores}[
+        "async-mva"] is True
+    assert not select_model(profile, cluster, ms, link_sharing="fifo",
+                            convoys="pooled").chosen.pooled
+    with pytest.raises(SpecError, match="convoys"):
+        select_model(profile, cluster, ms, convoys="always")
 
 
 def test_async_evidence_needs_a_run_of_three_workers(job):

@@ -314,7 +314,8 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
            "default_candidates",
            "matrix_candidates", "servers_to_p", "TO_P_CANDIDATE",
-           "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with",
+           "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with", "CONVOYS",
+           "CONVOY_CANDIDATE", "convoy_partners",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "COMPUTE_CV_GROWTH",
            "extrapolation_growth", "draws_compute_spread", "contention_free_throughput", "SERVER_CPUS",
            "server_throughput", "incast_throughput",
@@ -355,6 +356,11 @@ PRIOR_LINK = "fair"
 
 #: What :func:`select_model` may take for granted on a link said FIFO (``fifo_prior``).
 FIFO_PRIORS = ("fair", "fifo")
+
+#: How :func:`select_model` weighs async workers that travel in convoys (``convoys``).
+CONVOYS = ("reading", "prior", "pooled")
+#: The candidate whose workers travel in convoys beyond the saturation point.
+CONVOY_CANDIDATE = "async-convoy"
 
 #: Mean relative LOO error a candidate that the prior does not favour must gain to be
 #: chosen, and within which candidates count as indistinguishable: two points, about
@@ -1717,6 +1723,20 @@ def pooled_with(scores: Sequence[Score], pick: int, spanned: Sequence[int]) -> l
             and scores[i].prior == scores[pick].prior]
 
 
+def convoy_partners(candidates: Sequence[ModelCandidate], scores: Sequence[Score],
+                    pick: int) -> list[int]:
+    """Where the chosen candidate is the MVA or the convoys' model (:data:`CONVOY_CANDIDATE`),
+    the other one, if valid and calibrated: independent workers and workers in convoys
+    beyond the saturation point fit runs of 1-2 workers alike (none has passed it), and
+    which one a network follows depends on how many packets a transfer takes, which the
+    runs do not show (``convoys="pooled"`` of :func:`select_model`)."""
+    pair = (TO_P_CANDIDATE, CONVOY_CANDIDATE)
+    if scores[pick].name not in pair:
+        return []
+    return [i for i, (c, s) in enumerate(zip(candidates, scores))
+            if i != pick and c.name in pair and s.valid and not s.error]
+
+
 def evidence_of(mode: str, measurements) -> float:
     """How far a candidate the prior keeps out must beat the prior's LOO error to answer:
     :data:`EVIDENCE`, or inf for async runs all under :data:`ASYNC_EVIDENCE_WORKERS`
@@ -1982,7 +2002,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  server_cpu: str = "fcfs", server_bound: bool = True,
                  fork_join_to_p: bool | str = "fifo", widen_drawn_spread: bool = False,
                  partly_locked: bool = False, fifo_toward_bound: bool = False,
-                 fifo_prior: str = "fair") -> Selection:
+                 fifo_prior: str = "fair", convoys: str = "reading") -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -2127,6 +2147,20 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         footing, and the LOO error alone decides (judged on a held-out probe
         and turned into the option, docs/validation.md).  Only sync jobs have
         FIFO-only candidates the prior can keep out.
+    convoys : {"reading", "prior", "pooled"}
+        How an async job weighs workers that travel in convoys beyond the
+        saturation point (:data:`CONVOY_CANDIDATE`, ``AsyncMVA(convoys=True)``)
+        against the MVA's independent workers, where the link is not said FIFO.
+        Runs of 1-2 workers fit both alike (neither has passed the saturation
+        point), and which one a network follows depends on how many packets a
+        transfer takes: a transfer of a few windows passes a queue about whole,
+        which spaces the workers apart, a long one is interleaved packet by
+        packet with the others, so equal transfers end together and the workers
+        stay in step.  ``"reading"`` (default): the two on equal terms, the LOO
+        error decides.  ``"prior"``: convoys are taken for granted, and the MVA
+        answers only where runs of :data:`ASYNC_EVIDENCE_WORKERS` or more workers
+        favour it by :data:`EVIDENCE`.  ``"pooled"``: the chosen one of the two
+        answers with the geometric mean of both (``Calibrated.pooled``).
     widen_drawn_spread : bool
         With ``compute_cv`` given, whether the interval of a chosen model that
         draws each worker's compute from that spread itself (the simulator:
@@ -2175,6 +2209,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     server_cpu = _v.choice("server_cpu", server_cpu, SERVER_CPUS)
     timeout_band = _v.at_least_one("timeout_band", timeout_band)
     fifo_prior = _v.choice("fifo_prior", fifo_prior, FIFO_PRIORS)
+    convoys = _v.choice("convoys", convoys, CONVOYS)
     trace = None
     if isinstance(profile, Trace):
         trace, profile = profile, profile.coarse_profile()
@@ -2200,6 +2235,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     earn = (calibration == "auto" and not by_level and candidates is None
             and levels_on(mode, lossy))
     kept_tunables = []
+    convoy_prior = (convoys == "prior" and mode == "async"
+                    and any(c.name == CONVOY_CANDIDATE for c in cands))
     for cand in cands:
         valid, reason = validity(cand, mode, compute_cv, link_sharing, lockstep_cv)
         try:
@@ -2215,7 +2252,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                                 n_tunables=len(cand.grid),
                                 exact=(link_sharing or PRIOR_LINK) in cand.exact_links,
                                 prior=_agrees_with_prior(cand, link_sharing, mode,
-                                                         fifo_prior)))
+                                                         fifo_prior, convoy_prior)))
             fitted.append(cal)
         except (PerfModelError, Infeasible) as err:
             scores.append(Score(cand.name, cand.family, valid, reason, float("nan"), str(err),
@@ -2303,6 +2340,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     pooled = (tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
                     for i in pooled_with(scores, pick, spanned))
               if pool and mode == "sync" else ())
+    if convoys == "pooled" and mode == "async" and not pooled:
+        pooled = tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
+                       for i in convoy_partners(cands, scores, pick))
     if pooled:
         why += (f"; its prediction is the geometric mean of its own and "
                 f"{', '.join(p.name for p in pooled)}'s, which fit the runs as well")
@@ -2343,15 +2383,19 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
 
 
 def _agrees_with_prior(candidate: ModelCandidate, link_sharing: str | None,
-                       mode: str = "sync", fifo_prior: str = "fair") -> bool:
+                       mode: str = "sync", fifo_prior: str = "fair",
+                       convoy_prior: bool = False) -> bool:
     """What a candidate assumes is what is taken for granted before the runs are read: a
     link of unknown sharing shares fairly (one said FIFO too, with ``fifo_prior="fair"``),
     and async workers drift apart (in async, only the models of drifted-apart workers,
-    ``lockstep=False``, agree)."""
+    ``lockstep=False``, agree); with ``convoy_prior``, into convoys beyond the saturation
+    point, where the link is not said FIFO (``convoys="prior"`` of :func:`select_model`)."""
     said = link_sharing is not None and not (link_sharing == "fifo" and fifo_prior == "fair")
     fair = said or PRIOR_LINK in candidate.links   # a said link: every model valid on it
     drift = candidate.lockstep is False if mode == "async" else candidate.lockstep is not True
-    return fair and drift and not candidate.reading_of
+    convoy = (not convoy_prior or link_sharing == "fifo"
+              or candidate.name != TO_P_CANDIDATE)   # the MVA is the convoys' reading
+    return fair and drift and convoy and not candidate.reading_of
 
 
 def _throughput_at(cal: Calibrated, profile, cluster: Cluster, template, workers: int) -> float:
