@@ -575,7 +575,7 @@ def test_convoys_as_the_prior_make_the_mva_earn_its_place_or_pool_with_it(job):
         profile, net, Config(n_replicas=k, n_ps=1, mode="async")).throughput, mode="async")
         for k in (1, 2)]
     far = Config(n_replicas=16, n_ps=1, mode="async")
-    reading = select_model(profile, cluster, ms)                     # convoys="reading"
+    reading = select_model(profile, cluster, ms, convoys="reading")
     prior = select_model(profile, cluster, ms, convoys="prior")
     pooled = select_model(profile, cluster, ms, convoys="pooled")
     assert reading.chosen.name == "async-mva" and not reading.chosen.pooled
