@@ -392,6 +392,6 @@ def segments(names: str = "k009,l021", factors: str = "0.25,1,4") -> None:
 
 
 if __name__ == "__main__":
-    {"segments": segments, "forkjoin": forkjoin, "fade": fade, "offset": offset, "blend": blend, "groups": groups,
-     "convoy": convoy, "dip": dip, "sharing": sharing, "marking": marking,
+    {"segments": segments, "forkjoin": forkjoin, "fade": fade, "offset": offset,
+     "blend": blend, "groups": groups, "convoy": convoy, "dip": dip, "sharing": sharing, "marking": marking,
      "duplex": duplex, "window": window}[sys.argv[1]](*sys.argv[2:])

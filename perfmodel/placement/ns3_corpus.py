@@ -967,7 +967,7 @@ def _header(spec: Design, n: int, seed: int, done: int, total: int, command: str
            f"transfer of the corpus's: >= {CORPUS_SCALE / segments_factor:g}, at most "
            f"{segments_factor * CORPUS_SEGMENTS:g} per model transfer)")
         + ", MSS 1448 B, min RTO 1 s, "
-        f"128 KiB socket buffers, "
+        "128 KiB socket buffers, "
         "t_update = model bytes / "
         + ("/".join(f"{r:g}" for r in spec.factors["update_rate"])
            if "update_rate" in spec.factors else f"{UPDATE_RATE:g}")
@@ -1097,7 +1097,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, help="CSV file to write (resumed when it exists)")
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     p.add_argument("--design", choices=tuple(DESIGNS), default="corpus",
-                   help="the corpus (default) or one of the four probes (module notes)")
+                   help="the corpus (default) or one of the probes (module notes)")
     p.add_argument("--regimes", type=int, help="regimes drawn (default: the design's)")
     p.add_argument("--only", help="comma-separated regime names to run")
     p.add_argument("--heavy-tail-steps", type=int, default=1,
