@@ -2160,7 +2160,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         error decides.  ``"prior"``: convoys are taken for granted, and the MVA
         answers only where runs of :data:`ASYNC_EVIDENCE_WORKERS` or more workers
         favour it by :data:`EVIDENCE`.  ``"pooled"``: the chosen one of the two
-        answers with the geometric mean of both (``Calibrated.pooled``).
+        answers with the geometric mean of both (``Calibrated.pooled``).  Judged
+        on a held-out probe run with more segments per transfer, neither beat
+        ``"reading"`` (docs/validation.md).
     widen_drawn_spread : bool
         With ``compute_cv`` given, whether the interval of a chosen model that
         draws each worker's compute from that spread itself (the simulator:
