@@ -15,23 +15,14 @@ mean error (max), coverage / median half-width.
 about a minute per set on two cores.
 """
 
-import argparse
-
-from partly_locked import line, results  # (this directory)
+from partly_locked import line, results, set_arguments  # (this directory)
 
 from perfmodel.fit.selection import CONVOYS
-from perfmodel.placement.ns3_corpus import COMMITTED_SETS, PROTOCOL_SETS, read_rows
+from perfmodel.placement.ns3_corpus import read_rows
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--sets", nargs="*", help="committed sets by name (default: every one)")
-    p.add_argument("--csv", nargs="*", default=[], help="corpus CSV files of your own")
-    p.add_argument("--each", action="store_true", help="also each regime the rule changes")
-    args = p.parse_args()
-    paths = ([COMMITTED_SETS[s] for s in args.sets or ()] + list(args.csv)
-             or list(PROTOCOL_SETS))
+    args, paths = set_arguments(__doc__.splitlines()[0])
     for path in paths:
         rows = [r for r in read_rows(path) if r["mode"] == "async"]
         before, *after = (results(rows, args.jobs, convoys=rule) for rule in CONVOYS)

@@ -41,8 +41,10 @@ def line(rs) -> str:
             f"{100 * np.median([r.halfwidth for r in rs]):4.1f}%")
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def set_arguments(description: str) -> tuple[argparse.Namespace, list]:
+    """The options a rule's replay takes (--jobs, --sets, --csv, --each) and the set files
+    they name (default: every set the protocol reads)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--sets", nargs="*", help="committed sets by name (default: every one)")
     p.add_argument("--csv", nargs="*", default=[], help="corpus CSV files of your own")
@@ -50,6 +52,11 @@ def main() -> None:
     args = p.parse_args()
     paths = ([COMMITTED_SETS[s] for s in args.sets or ()] + list(args.csv)
              or list(PROTOCOL_SETS))
+    return args, paths
+
+
+def main() -> None:
+    args, paths = set_arguments(__doc__.splitlines()[0])
     rows = [r for path in paths for r in read_rows(path) if r["mode"] == "async"]
     before, after = (results(rows, args.jobs, partly_locked=flag) for flag in (False, True))
     print("split     changed  without the rule                  with the rule")
