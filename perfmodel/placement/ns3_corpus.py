@@ -340,9 +340,10 @@ fluid transfer times but leaves a whole-model transfer at most
 of thousands.  A transfer of a few windows passes a queue about whole, one
 after another, which spaces the async workers apart; a long one is
 interleaved packet by packet with the others, so equal transfers that meet
-end together and the workers stay in step.  Runs of 1-2 workers do not
-depend on it; async runs beyond the knee run slower with more segments per
-transfer, on FIFO and fair hosts alike (docs/validation.md).
+end together and the workers stay in step.  Runs of 1-2 workers mostly do
+not depend on it (a small model's few-segment transfer, mostly slow start,
+does); async runs beyond the knee do, slower in some regimes and faster in
+others (docs/validation.md).
 ``--segments-factor F`` runs a set with F times the segments (at F times the
 cost), ``--workers`` at some worker counts only.
 """
