@@ -16,19 +16,9 @@ under a minute.
 import argparse
 import collections
 
-from partly_locked import line  # (this directory)
+from partly_locked import line, results  # (this directory)
 
-from perfmodel.fit.corpus import evaluate_corpus
 from perfmodel.placement.ns3_corpus import CORPUS_PATH, read_rows
-from perfmodel.sweep import process_pool
-
-
-def judged(rows, jobs: int) -> dict:
-    """regime -> RegimeResult of the protocol on ``rows`` (every split they hold)."""
-    with process_pool(jobs) as pool:
-        report = evaluate_corpus(rows=rows, splits=sorted({r["split"] for r in rows}),
-                                 executor=pool)
-    return {r.regime: r for r in report.results}
 
 
 def main() -> None:
@@ -51,11 +41,11 @@ def main() -> None:
     print("speed (samples/s), committed -> re-run (ratio), by worker count")
     for name, cells in sorted(by_regime.items()):
         print(f"  {name} (scale {segments[name]:g}): " + "; ".join(cells))
-    before, after = judged(base, a.jobs), judged(rerun, a.jobs)
+    before, after = results(base, a.jobs), results(rerun, a.jobs)
     print("the protocol, loss-free: mean (max) error, coverage / median half-width")
     for label, rs in (("committed", before), ("re-run", after)):
-        print(f"  {label:9s} {line([r for r in rs.values() if not r.lossy])}")
-    for name in sorted(after):
+        print(f"  {label:9s} {line(list(rs.values()))}")
+    for name in sorted(after.keys() & before.keys()):
         b, f = before[name], after[name]
         print(f"  {name} {b.mode} {b.factors['queue']:4} P={b.factors['n_ps']} "
               f"{b.factors['bandwidth_gbps']:g} Gbps, {b.chosen}: "
