@@ -322,6 +322,17 @@ probe's factors with every regime async, run at 1, 2, 4, 8 and 16 workers with
 8 times the corpus's segments per transfer (``Design.segments_factor``), its
 draw seeded at 2050.  Every regime is in the ``probe24`` split.
 
+Twenty-fifth probe
+------------------
+:data:`PROBE25` is a twenty-sixth held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs at more segments per transfer: async
+workers on one or two servers whose updates barely space them stay partly in
+lock-step (``select_model(partly_locked=True)``).  It has the twentieth
+probe's factors (async, one or two servers, 1 or 10 Gbps, short updates), 12
+regimes run at 1, 2, 4, 8 and 16 workers with 8 times the corpus's segments
+per transfer, its draw seeded at 2051.  Every regime is in the ``probe25``
+split.  It is also run with ``--async-warmup 32``, kept beside it.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -375,13 +386,14 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
-           "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "PROBE23", "PROBE24", "DESIGNS",
+           "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "PROBE23", "PROBE24", "PROBE25",
+           "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
            "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH", "PROBE20_PATH", "PROBE21_PATH",
-           "PROBE22_PATH", "PROBE23_PATH", "PROBE24_PATH",
+           "PROBE22_PATH", "PROBE23_PATH", "PROBE24_PATH", "PROBE25_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -678,11 +690,21 @@ PROBE24 = Design(
     split="probe24", segments_factor=8.0,
     summary="the twenty-fourth probe (every regime held out: the fourteenth probe's factors, "
             "every regime async, 8 times the segments per transfer)")
+#: The twenty-fifth probe: a twenty-sixth held-out set, fixed before it was run, of the
+#: twentieth probe's factors (async, one or two servers, short updates), 12 regimes at 1,
+#: 2, 4, 8 and 16 workers with 8 times the segments per transfer (module notes).  Its
+#: split is ``probe25``.
+PROBE25 = Design(
+    "probe25", PROBE20.factors, {}, 12, 2051, (1, 2, 4, 8, 16), "o",
+    split="probe25", segments_factor=8.0,
+    summary="the twenty-fifth probe (every regime held out: the twentieth probe's factors, "
+            "async on one or two servers, 8 times the segments per transfer)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
                                PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
-                               PROBE20, PROBE21, PROBE22, PROBE23, PROBE24)}
+                               PROBE20, PROBE21, PROBE22, PROBE23, PROBE24,
+                               PROBE25)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -734,6 +756,8 @@ PROBE22_PATH = PROBE_PATHS["probe22"]
 PROBE23_PATH = PROBE_PATHS["probe23"]
 #: The committed twenty-fourth probe.
 PROBE24_PATH = PROBE_PATHS["probe24"]
+#: The committed twenty-fifth probe.
+PROBE25_PATH = PROBE_PATHS["probe25"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
@@ -1109,7 +1133,7 @@ def main(argv=None) -> int:
                         f"(default {CORPUS_WARMUP}: the committed sets)")
     p.add_argument("--segments-factor", type=float,
                    help="times the segments per transfer of the corpus (default the "
-                        "design's: 1 but for probe24's 8; the run costs as many times more)")
+                        "design's: 1 but for probe24's and probe25's 8; the run costs as many times more)")
     p.add_argument("--workers", help="comma-separated worker counts (default the design's)")
     a = p.parse_args(argv)
     if not ns3_job.available():
