@@ -238,6 +238,18 @@ def test_the_twenty_fourth_probe_is_async_at_eight_times_the_segments():
     assert nc.PROBE24_PATH.name == "ns3_probe24.csv"
 
 
+def test_the_twenty_fifth_probe_is_async_on_one_or_two_servers_at_eight_times_the_segments():
+    d = nc.design(spec=nc.PROBE25)
+    assert d == nc.design(spec=nc.PROBE25) and len(d) == 12
+    assert {r["split"] for r in d} == {"probe25"} and {r["regime"][0] for r in d} == {"o"}
+    assert {r["mode"] for r in d} == {"async"} and {r["n_ps"] for r in d} == {1, 2}
+    assert {r["bandwidth_gbps"] for r in d} == {1, 10}
+    assert min(r["update_rate"] for r in d) >= 5e9
+    assert [r["tcp"] for r in d] != [r["tcp"] for r in nc.design(spec=nc.PROBE20)][:12]
+    assert nc.PROBE25.workers == (1, 2, 4, 8, 16) and nc.PROBE25.segments_factor == 8
+    assert nc.PROBE25_PATH.name == "ns3_probe25.csv"
+
+
 def test_a_design_runs_at_its_own_segments_factor_unless_told(tmp_path):
     # nothing to run (only=()): the header alone says what the runs would keep
     for factor, says in ((None, "at most 8000 per model transfer"),

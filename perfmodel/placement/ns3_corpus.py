@@ -1133,7 +1133,8 @@ def main(argv=None) -> int:
                         f"(default {CORPUS_WARMUP}: the committed sets)")
     p.add_argument("--segments-factor", type=float,
                    help="times the segments per transfer of the corpus (default the "
-                        "design's: 1 but for probe24's and probe25's 8; the run costs as many times more)")
+                        "design's: 1 but for probe24's and probe25's 8; the run costs as "
+                        "many times more)")
     p.add_argument("--workers", help="comma-separated worker counts (default the design's)")
     a = p.parse_args(argv)
     if not ns3_job.available():
