@@ -19,6 +19,7 @@ from perfmodel.fit.selection import (
     CONVOY_CANDIDATE,
     EVIDENCE,
     EXTRAPOLATION_GROWTH,
+    MVA_CANDIDATE,
     Calibrated,
     ModelCandidate,
     Score,
@@ -578,26 +579,26 @@ def test_convoys_as_the_prior_make_the_mva_earn_its_place_or_pool_with_it(job):
     reading = select_model(profile, cluster, ms, convoys="reading")
     prior = select_model(profile, cluster, ms, convoys="prior")
     pooled = select_model(profile, cluster, ms, convoys="pooled")
-    assert reading.chosen.name == "async-mva" and not reading.chosen.pooled
+    assert reading.chosen.name == MVA_CANDIDATE and not reading.chosen.pooled
     # the runs of 1-2 workers fit both alike; with convoys the prior, the MVA is kept out
     assert prior.chosen.name == CONVOY_CANDIDATE
-    assert {s.name: s.prior for s in prior.scores}["async-mva"] is False
+    assert {s.name: s.prior for s in prior.scores}[MVA_CANDIDATE] is False
     assert "cannot favour async-lockstep, async-mva" in prior.chosen.why
     # the two part beyond the saturation point: 16 workers on one server
     mva = reading.chosen.estimate(profile, cluster, far).throughput
     convoy = prior.chosen.estimate(profile, cluster, far).throughput
     assert convoy < 0.95 * mva
     # pooled: the geometric mean of the two, each as calibrated
-    assert pooled.chosen.name == "async-mva"
+    assert pooled.chosen.name == MVA_CANDIDATE
     assert [p.name for p in pooled.chosen.pooled] == [CONVOY_CANDIDATE]
     both = pooled.chosen.estimate(profile, cluster, far)
-    assert set(both.meta["pooled"]) == {"async-mva", CONVOY_CANDIDATE}
+    assert set(both.meta["pooled"]) == {MVA_CANDIDATE, CONVOY_CANDIDATE}
     assert both.throughput == pytest.approx(math.sqrt(mva * convoy), rel=1e-9)
     assert "geometric mean of its own and async-convoy's" in pooled.chosen.why
     # a link said FIFO: the convoys' model is not valid there, and the MVA answers alone
     fifo = select_model(profile, cluster, ms, link_sharing="fifo", convoys="prior")
-    assert fifo.chosen.name == "async-mva" and {s.name: s.prior for s in fifo.scores}[
-        "async-mva"] is True
+    assert fifo.chosen.name == MVA_CANDIDATE and {s.name: s.prior for s in fifo.scores}[
+        MVA_CANDIDATE] is True
     assert not select_model(profile, cluster, ms, link_sharing="fifo",
                             convoys="pooled").chosen.pooled
     with pytest.raises(SpecError, match="convoys"):

@@ -313,7 +313,7 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "free_weight", "PartlyLocked", "partly_locked_candidate", "partly_locked_choice",
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
            "default_candidates",
-           "matrix_candidates", "servers_to_p", "TO_P_CANDIDATE",
+           "matrix_candidates", "servers_to_p", "TO_P_CANDIDATE", "MVA_CANDIDATE",
            "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with", "CONVOYS",
            "CONVOY_CANDIDATE", "convoy_partners",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "COMPUTE_CV_GROWTH",
@@ -660,8 +660,11 @@ SPACED_STEPS, SPACED_WARMUP = 200, 20
 SERVER_BOUND_SPACING = 1.0
 
 
-#: The candidate :func:`servers_to_p` changes.
-TO_P_CANDIDATE = "async-mva"
+#: The async MVA's candidate (:class:`~perfmodel.queueing.AsyncMVA`): the workers drifted
+#: apart, which the convoy and partly-locked rules weigh against other readings.
+MVA_CANDIDATE = "async-mva"
+#: The candidate :func:`servers_to_p` changes: the MVA.
+TO_P_CANDIDATE = MVA_CANDIDATE
 
 
 def servers_to_p(cand: ModelCandidate) -> ModelCandidate:
@@ -1730,7 +1733,7 @@ def convoy_partners(candidates: Sequence[ModelCandidate], scores: Sequence[Score
     beyond the saturation point fit runs of 1-2 workers alike (none has passed it), and
     which one a network follows depends on how many packets a transfer takes, which the
     runs do not show (``convoys="pooled"`` of :func:`select_model`)."""
-    pair = (TO_P_CANDIDATE, CONVOY_CANDIDATE)
+    pair = (MVA_CANDIDATE, CONVOY_CANDIDATE)
     if scores[pick].name not in pair:
         return []
     return [i for i, (c, s) in enumerate(zip(candidates, scores))
@@ -1968,7 +1971,7 @@ def partly_locked_choice(chosen: Calibrated, profile: Profile, cluster: Cluster,
     cannot show how far the workers stay together; where runs of 3 or more workers
     show it (``loo_bound`` not None) it answers only if its LOO error is at most
     ``loo_bound``.  ``chosen`` and its alternatives stay in the interval."""
-    if chosen.name != TO_P_CANDIDATE or not isinstance(chosen.model, Leveled):
+    if chosen.name != MVA_CANDIDATE or not isinstance(chosen.model, Leveled):
         return chosen
     spacing = runs_spacing(profile, cluster, measurements)
     if (spacing >= SPACED_SPACING
@@ -2396,7 +2399,7 @@ def _agrees_with_prior(candidate: ModelCandidate, link_sharing: str | None,
     fair = said or PRIOR_LINK in candidate.links   # a said link: every model valid on it
     drift = candidate.lockstep is False if mode == "async" else candidate.lockstep is not True
     convoy = (not convoy_prior or link_sharing == "fifo"
-              or candidate.name != TO_P_CANDIDATE)   # the MVA is the convoys' reading
+              or candidate.name != MVA_CANDIDATE)   # the MVA is the convoys' reading
     return fair and drift and convoy and not candidate.reading_of
 
 
