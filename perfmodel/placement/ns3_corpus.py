@@ -333,6 +333,18 @@ regimes run at 1, 2, 4, 8 and 16 workers with 8 times the corpus's segments
 per transfer, its draw seeded at 2051.  Every regime is in the ``probe25``
 split.  It is also run with ``--async-warmup 32``, kept beside it.
 
+Twenty-sixth probe
+------------------
+:data:`PROBE26` is a twenty-seventh held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs at more segments per transfer: the
+MVA's drifted-apart workers and the convoys' pooled where every run is on two
+or more servers (``select_model(convoys="pooled-servers")``).  It has the
+fourteenth probe's factors with every regime async on 2, 3 or 4 servers, 12
+regimes run at 1, 2, 4, 8 and 16 workers with 8 times the corpus's segments
+per transfer, its draw seeded at 2052; the first 26 letters being taken, its
+regimes are named ``A000`` on.  Every regime is in the ``probe26`` split.  Its
+first six regimes are also run with ``--async-warmup 32``, kept beside it.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -387,13 +399,14 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
            "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "PROBE23", "PROBE24", "PROBE25",
-           "DESIGNS",
+           "PROBE26", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
            "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH", "PROBE20_PATH", "PROBE21_PATH",
            "PROBE22_PATH", "PROBE23_PATH", "PROBE24_PATH", "PROBE25_PATH",
+           "PROBE26_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -699,12 +712,21 @@ PROBE25 = Design(
     split="probe25", segments_factor=8.0,
     summary="the twenty-fifth probe (every regime held out: the twentieth probe's factors, "
             "async on one or two servers, 8 times the segments per transfer)")
+#: The twenty-sixth probe: a twenty-seventh held-out set, fixed before it was run, of the
+#: fourteenth probe's factors, every regime async on 2, 3 or 4 servers, 12 regimes at 1,
+#: 2, 4, 8 and 16 workers with 8 times the segments per transfer (module notes).  Its
+#: split is ``probe26``.
+PROBE26 = Design(
+    "probe26", dict(PROBE14.factors, mode=("async",), n_ps=(2, 3, 4)), {}, 12, 2052,
+    (1, 2, 4, 8, 16), "A", split="probe26", segments_factor=8.0,
+    summary="the twenty-sixth probe (every regime held out: the fourteenth probe's factors, "
+            "async on 2 to 4 servers, 8 times the segments per transfer)")
 #: The designs by name.
 DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
                                PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
                                PROBE20, PROBE21, PROBE22, PROBE23, PROBE24,
-                               PROBE25)}
+                               PROBE25, PROBE26)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -758,6 +780,8 @@ PROBE23_PATH = PROBE_PATHS["probe23"]
 PROBE24_PATH = PROBE_PATHS["probe24"]
 #: The committed twenty-fifth probe.
 PROBE25_PATH = PROBE_PATHS["probe25"]
+#: The committed twenty-sixth probe.
+PROBE26_PATH = PROBE_PATHS["probe26"]
 #: Every committed set by name: the corpus, its long-tail copy and the probes.
 COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
@@ -1133,7 +1157,7 @@ def main(argv=None) -> int:
                         f"(default {CORPUS_WARMUP}: the committed sets)")
     p.add_argument("--segments-factor", type=float,
                    help="times the segments per transfer of the corpus (default the "
-                        "design's: 1 but for probe24's and probe25's 8; the run costs as "
+                        "design's: 1 but 8 for probe24 to probe26; the run costs as "
                         "many times more)")
     p.add_argument("--workers", help="comma-separated worker counts (default the design's)")
     a = p.parse_args(argv)
