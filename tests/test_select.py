@@ -569,6 +569,34 @@ def test_async_workers_are_taken_to_drift_apart_unless_the_runs_show_lock_step(j
     assert sim and sim[0].lockstep is None
 
 
+def test_convoys_pool_on_servers_only_where_every_run_is_on_two_or_more(job):
+    profile, cluster = job
+    net = cluster.replace(link_efficiency=0.9)
+
+    def runs(servers):
+        return [Measurement(k, servers, cluster.nic_bandwidth, AsyncMVA().estimate(
+            profile, net, Config(n_replicas=k, n_ps=servers, mode="async")).throughput,
+            mode="async") for k in (1, 2)]
+
+    one = runs(1)
+    # one server: as "reading", nothing pooled
+    reading = select_model(profile, cluster, one, convoys="reading")
+    on_one = select_model(profile, cluster, one, convoys="pooled-servers")
+    assert on_one.chosen.name == reading.chosen.name == MVA_CANDIDATE
+    assert not on_one.chosen.pooled and on_one.chosen.why == reading.chosen.why
+    # two servers: as "pooled", the geometric mean with the convoys' model
+    two = runs(2)
+    pooled = select_model(profile, cluster, two, convoys="pooled")
+    on_two = select_model(profile, cluster, two, convoys="pooled-servers")
+    assert [p.name for p in on_two.chosen.pooled] == [CONVOY_CANDIDATE]
+    far = Config(n_replicas=16, n_ps=2, mode="async")
+    assert on_two.chosen.estimate(profile, cluster, far).throughput == pytest.approx(
+        pooled.chosen.estimate(profile, cluster, far).throughput, rel=1e-12)
+    # a run on one server among them: nothing pooled
+    mixed = select_model(profile, cluster, [one[0], two[1]], convoys="pooled-servers")
+    assert not mixed.chosen.pooled
+
+
 def test_convoys_as_the_prior_make_the_mva_earn_its_place_or_pool_with_it(job):
     profile, cluster = job
     net = cluster.replace(link_efficiency=0.9)

@@ -1,11 +1,12 @@
-"""Async workers in convoys: ``select_model(convoys="prior")`` and "pooled" against "reading".
+"""Async workers in convoys: ``select_model(convoys=...)``'s rules against "reading".
 
 Replays the user's path of ``perfmodel validate matrix --only corpus`` on the
 async regimes of the committed sets (or ``--sets``) and of any CSV given
 (``--csv``: e.g. a set re-run with more segments per transfer), with
 ``convoys="reading"`` (the convoy model and the MVA on equal terms, the LOO
-error decides), ``"prior"`` (the MVA must earn its place over the convoys) and
-``"pooled"`` (their geometric mean), and prints per file and split, over the
+error decides), ``"prior"`` (the MVA must earn its place over the convoys),
+``"pooled"`` (their geometric mean) and ``"pooled-servers"`` (that where every
+run is on two servers or more), and prints per file and split, over the
 loss-free async regimes whose answer changes (under either rule) and over all:
 mean error (max), coverage / median half-width.
 

@@ -315,6 +315,7 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "default_candidates",
            "matrix_candidates", "servers_to_p", "TO_P_CANDIDATE", "MVA_CANDIDATE",
            "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with", "CONVOYS",
+           "CONVOY_POOL_SERVERS",
            "CONVOY_CANDIDATE", "convoy_partners",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "COMPUTE_CV_GROWTH",
            "extrapolation_growth", "draws_compute_spread", "contention_free_throughput", "SERVER_CPUS",
@@ -358,7 +359,11 @@ PRIOR_LINK = "fair"
 FIFO_PRIORS = ("fair", "fifo")
 
 #: How :func:`select_model` weighs async workers that travel in convoys (``convoys``).
-CONVOYS = ("reading", "prior", "pooled")
+CONVOYS = ("reading", "prior", "pooled", "pooled-servers")
+#: Least servers every run must be on for ``convoys="pooled-servers"`` to pool: on one
+#: server the convoys' model is far too slow (its convoys seem not to pass each other on
+#: the server link's two directions), so it pools nothing there.
+CONVOY_POOL_SERVERS = 2
 #: The candidate whose workers travel in convoys beyond the saturation point.
 CONVOY_CANDIDATE = "async-convoy"
 
@@ -2150,7 +2155,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         footing, and the LOO error alone decides (judged on a held-out probe
         and turned into the option, docs/validation.md).  Only sync jobs have
         FIFO-only candidates the prior can keep out.
-    convoys : {"reading", "prior", "pooled"}
+    convoys : {"reading", "prior", "pooled", "pooled-servers"}
         How an async job weighs workers that travel in convoys beyond the
         saturation point (:data:`CONVOY_CANDIDATE`, ``AsyncMVA(convoys=True)``)
         against the MVA's independent workers, where the link is not said FIFO.
@@ -2163,9 +2168,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         error decides.  ``"prior"``: convoys are taken for granted, and the MVA
         answers only where runs of :data:`ASYNC_EVIDENCE_WORKERS` or more workers
         favour it by :data:`EVIDENCE`.  ``"pooled"``: the chosen one of the two
-        answers with the geometric mean of both (``Calibrated.pooled``).  Judged
-        on a held-out probe run with more segments per transfer, neither beat
-        ``"reading"`` (docs/validation.md).
+        answers with the geometric mean of both (``Calibrated.pooled``).
+        ``"pooled-servers"``: ``"pooled"`` where every run is on
+        :data:`CONVOY_POOL_SERVERS` servers or more, else ``"reading"``.  Judged
+        on a held-out probe run with more segments per transfer, neither
+        ``"prior"`` nor ``"pooled"`` beat ``"reading"`` (docs/validation.md).
     widen_drawn_spread : bool
         With ``compute_cv`` given, whether the interval of a chosen model that
         draws each worker's compute from that spread itself (the simulator:
@@ -2345,7 +2352,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     pooled = (tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
                     for i in pooled_with(scores, pick, spanned))
               if pool and mode == "sync" else ())
-    if convoys == "pooled" and mode == "async" and not pooled:
+    if (mode == "async" and not pooled and (convoys == "pooled" or (
+            convoys == "pooled-servers"
+            and all(m.n_ps >= CONVOY_POOL_SERVERS for m in ms)))):
         pooled = tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
                        for i in convoy_partners(cands, scores, pick))
     if pooled:
