@@ -331,14 +331,17 @@ def build_parser() -> argparse.ArgumentParser:
                                     "fifteenth's with FIFO hosts and loss-based TCP; "
                                     "probe24: the fourteenth's, all async, 8 times the "
                                     "segments per transfer; probe25: the twentieth's at 8 "
-                                    "times the segments) or a corpus CSV (default: the "
-                                    "corpus and the twenty-five probes)")
+                                    "times the segments; probe26: the fourteenth's, all "
+                                    "async on 2-4 servers, 8 times the segments) or a "
+                                    "corpus CSV (default: the corpus and the twenty-six "
+                                    "probes)")
     v.add_argument("--split", action="append",
                    choices=("train", "test", "probe", "probe2", "probe3", "probe4", "probe5",
                             "probe6", "probe7", "probe8", "probe9", "probe10", "probe11",
                             "probe12", "probe13", "probe14", "probe15", "probe16",
                             "probe17", "probe18", "probe19", "probe20", "probe21",
-                            "probe22", "probe23", "probe24", "probe25"),
+                            "probe22", "probe23", "probe24", "probe25",
+                            "probe26"),
                    help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "

@@ -250,6 +250,18 @@ def test_the_twenty_fifth_probe_is_async_on_one_or_two_servers_at_eight_times_th
     assert nc.PROBE25_PATH.name == "ns3_probe25.csv"
 
 
+def test_the_twenty_sixth_probe_is_async_on_two_to_four_servers_at_eight_times_the_segments():
+    d = nc.design(spec=nc.PROBE26)
+    assert d == nc.design(spec=nc.PROBE26) and len(d) == 12
+    assert {r["split"] for r in d} == {"probe26"} and {r["regime"][0] for r in d} == {"A"}
+    assert {r["mode"] for r in d} == {"async"} and {r["n_ps"] for r in d} == {2, 3, 4}
+    assert nc.PROBE26.workers == (1, 2, 4, 8, 16) and nc.PROBE26.segments_factor == 8
+    assert nc.PROBE26_PATH.name == "ns3_probe26.csv"
+    # every design names its regimes apart
+    prefixes = [spec.prefix for spec in nc.DESIGNS.values()]
+    assert len(set(prefixes)) == len(prefixes)
+
+
 def test_a_design_runs_at_its_own_segments_factor_unless_told(tmp_path):
     # nothing to run (only=()): the header alone says what the runs would keep
     for factor, says in ((None, "at most 8000 per model transfer"),
