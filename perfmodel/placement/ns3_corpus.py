@@ -331,7 +331,7 @@ lock-step (``select_model(partly_locked=True)``).  It has the twentieth
 probe's factors (async, one or two servers, 1 or 10 Gbps, short updates), 12
 regimes run at 1, 2, 4, 8 and 16 workers with 8 times the corpus's segments
 per transfer, its draw seeded at 2051.  Every regime is in the ``probe25``
-split.  It is also run with ``--async-warmup 32``, kept beside it.
+split.
 
 Twenty-sixth probe
 ------------------
@@ -342,8 +342,7 @@ or more servers (``select_model(convoys="pooled-servers")``).  It has the
 fourteenth probe's factors with every regime async on 2, 3 or 4 servers, 12
 regimes run at 1, 2, 4, 8 and 16 workers with 8 times the corpus's segments
 per transfer, its draw seeded at 2052; the first 26 letters being taken, its
-regimes are named ``A000`` on.  Every regime is in the ``probe26`` split.  Its
-first six regimes are also run with ``--async-warmup 32``, kept beside it.
+regimes are named ``A000`` on.  Every regime is in the ``probe26`` split.
 
 The async window
 ----------------
