@@ -80,7 +80,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import csv
-import ctypes
 import dataclasses
 import functools
 import hashlib
@@ -89,7 +88,6 @@ import json
 import math
 import multiprocessing
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -99,6 +97,7 @@ from typing import Any
 
 from . import _validate as _v
 from . import registry, units, zoo
+from ._process import end_with_parent
 from .errors import PerfModelError, SpecError
 from .floors import below_floor, config_floor
 from .specs import Cluster, Config, Profile
@@ -633,7 +632,7 @@ def _pool(jobs: int, start_method: str):
     if jobs <= 1:
         return None, lambda: None
     pool = cf.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(start_method),
-                                  initializer=_end_with_parent, initargs=(os.getpid(),))
+                                  initializer=end_with_parent, initargs=(os.getpid(),))
     return pool, lambda: pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -656,26 +655,6 @@ def process_pool(jobs: int, start_method: str = "spawn"):
         close()
 
 
-#: Linux prctl option: the signal a process gets when its parent dies.
-_PR_SET_PDEATHSIG = 1
-
-
-def _end_with_parent(parent: int) -> None:
-    """Pool worker start-up: end when the sweep's process dies, even by SIGKILL.
-
-    A killed parent runs no clean-up, and its idle workers would otherwise
-    wait on their queue for ever; Linux delivers them SIGTERM instead
-    (``prctl(PR_SET_PDEATHSIG)``).  Elsewhere nothing changes.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover - no prctl in this libc
-        return
-    if os.getppid() != parent:   # the parent died before the request took effect
-        os._exit(1)
 
 
 def _dask_executor(scheduler: str):

@@ -36,7 +36,7 @@ PLACES = {
     "perfmodel.units": "core", "perfmodel.errors": "core", "perfmodel.specs": "core",
     "perfmodel.result": "core", "perfmodel.io": "core", "perfmodel.measurements": "core",
     "perfmodel._validate": "core", "perfmodel.interface": "core", "perfmodel.registry": "core",
-    "perfmodel.floors": "core", "perfmodel._callable": "core",
+    "perfmodel.floors": "core", "perfmodel._callable": "core", "perfmodel._process": "core",
     "perfmodel._fluid": "models", "perfmodel.collectives": "models", "perfmodel.coarse": "models",
     "perfmodel.queueing": "models", "perfmodel.gst": "models", "perfmodel.layerwise": "models",
     "perfmodel.partition": "models", "perfmodel.baselines": "models",

@@ -1,6 +1,10 @@
 """The ns-3 corpus: its design, its held-out split, and the committed rows."""
 
 import math
+import os
+import subprocess
+import sys
+import time
 from collections import Counter
 
 import pytest
@@ -538,3 +542,36 @@ def test_link_sharing_of_a_run(queue, tcp, sharing):
 def test_link_sharing_of_refuses_unknown_levels(queue, tcp, field):
     with pytest.raises(SpecError, match=field):
         ns3_job.link_sharing_of(queue, tcp)
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for a reaper counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@needs_ns3
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc")
+def test_a_killed_corpus_run_leaves_no_worker_behind(tmp_path):
+    # its workers run ns-3 for minutes; killed by PID, the parent must take them along
+    proc = subprocess.Popen([sys.executable, "-m", "perfmodel.placement.ns3_corpus",
+                             "--design", "probe26", "--only", "A000,A001", "--jobs", "2",
+                             "--out", str(tmp_path / "c.csv")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kids = f"/proc/{proc.pid}/task/{proc.pid}/children"
+    deadline = time.monotonic() + 60
+    # the resource tracker and the two workers
+    while len(open(kids).read().split()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)   # the workers past their start-up, into ns-3
+    workers = [int(p) for p in open(kids).read().split()]
+    proc.kill()
+    proc.wait()
+    assert len(workers) >= 3
+    deadline = time.monotonic() + 20
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in workers)

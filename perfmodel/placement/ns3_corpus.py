@@ -385,6 +385,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import zoo
+from .._process import end_with_parent
 from ..errors import SimulationStalled, SpecError
 from ..io import read_text
 from ..pipedream import layer_table
@@ -1120,7 +1121,9 @@ def generate(out_path, *, n: int | None = None, seed: int | None = None, jobs: i
         return done
 
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context,
+                                                initializer=end_with_parent,
+                                                initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_regime_job, r, tuple(workers or spec.workers),
                                heavy_tail_steps, async_warmup, segments_factor): r
                    for r in todo}
