@@ -8,6 +8,7 @@ import time
 from collections import Counter
 
 import pytest
+from processes import any_alive_after
 
 from perfmodel import zoo
 from perfmodel.errors import SimulationStalled, SpecError
@@ -544,15 +545,6 @@ def test_link_sharing_of_refuses_unknown_levels(queue, tcp, field):
         ns3_job.link_sharing_of(queue, tcp)
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie waiting for a reaper counts as ended)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @needs_ns3
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc")
 def test_a_killed_corpus_run_leaves_no_worker_behind(tmp_path):
@@ -571,7 +563,4 @@ def test_a_killed_corpus_run_leaves_no_worker_behind(tmp_path):
     proc.kill()
     proc.wait()
     assert len(workers) >= 3
-    deadline = time.monotonic() + 20
-    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_alive(p) for p in workers)
+    assert not any_alive_after(workers, 20)

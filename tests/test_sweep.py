@@ -8,11 +8,11 @@ import hashlib
 import json
 import math
 import os
-import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from processes import any_alive_after
 
 from perfmodel import registry, zoo
 from perfmodel.coarse import SyncCoarse
@@ -432,15 +432,6 @@ sweep(Grid.from_axes(workers=range(1, 201), n_ps=[1, 2], bandwidth="10Gbps"),
 """
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie waiting for a reaper counts as ended)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_a_sigkilled_sweep_leaves_no_pool_worker_behind(tmp_path):
     """Linux: the pool's workers end when the sweep's process is killed outright."""
     import subprocess
@@ -452,10 +443,7 @@ def test_a_sigkilled_sweep_leaves_no_pool_worker_behind(tmp_path):
     assert proc.returncode == -9, proc.stderr.decode()[-500:]
     workers = [int(p) for p in pids.read_text().split()]
     assert len(workers) >= 2
-    deadline = time.monotonic() + 10
-    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_alive(p) for p in workers)
+    assert not any_alive_after(workers, 10)
 
 
 def test_a_process_pool_runs_tasks_elsewhere_and_one_job_runs_here():
