@@ -20,15 +20,20 @@ import numpy as np
 from partly_locked import results  # (this directory)
 
 from perfmodel import zoo
+from perfmodel.floors import link_floor
 from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows
+from perfmodel.specs import Cluster, Config
 
 
 def link_share(rows: list[dict]) -> float:
-    """The fastest run's throughput over what the servers' links carry."""
+    """The fastest run's throughput over what the servers' links carry (the link floor
+    of P workers on P servers: beyond P it grows with the workers)."""
     first = rows[0]
-    model_bytes = zoo.profile(f"{first['dnn']}-pipedream").model_bytes
-    bound = (int(first["n_ps"]) * float(first["bandwidth"]) / model_bytes
-             * int(first["batch_size"]))
+    servers = int(first["n_ps"])
+    floor = link_floor(zoo.profile(f"{first['dnn']}-pipedream"),
+                       Cluster(machines=2 * servers, nic_bandwidth=float(first["bandwidth"])),
+                       Config(n_replicas=servers, n_ps=servers, mode="async"))
+    bound = servers * int(first["batch_size"]) / floor
     return max(float(r["throughput"]) for r in rows) / bound
 
 

@@ -2352,9 +2352,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     pooled = (tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
                     for i in pooled_with(scores, pick, spanned))
               if pool and mode == "sync" else ())
-    if (mode == "async" and not pooled and (convoys == "pooled" or (
-            convoys == "pooled-servers"
-            and all(m.n_ps >= CONVOY_POOL_SERVERS for m in ms)))):
+    pool_convoys = convoys == "pooled" or (
+        convoys == "pooled-servers" and all(m.n_ps >= CONVOY_POOL_SERVERS for m in ms))
+    if pool_convoys and mode == "async" and not pooled:
         pooled = tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
                        for i in convoy_partners(cands, scores, pick))
     if pooled:
