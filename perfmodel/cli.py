@@ -307,7 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matrix: only this dataset (repeatable; corpus: the held-out "
                         "protocol on the ns-3 corpus, train and test side by side)")
     v.add_argument("--corpus", help="matrix --only corpus: one committed packet-level set by "
-                                    "name (corpus; long-tail; probe, probe2: 16 regimes each "
+                                    "name (corpus; long-tail; corpus-8x: its loss-free regimes "
+                                    "at 8 times the segments per transfer, 1-16 workers; "
+                                    "probe, probe2: 16 regimes each "
                                     "with TCPs and DNNs the corpus never ran; probe3: 24 "
                                     "regimes with new TCPs, FIFO hosts and up to four "
                                     "servers; probe4: 24 fair-queued regimes on up to four "

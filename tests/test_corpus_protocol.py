@@ -256,6 +256,19 @@ def test_cli_runs_a_probe_by_name(name, capsys):
     assert "--corpus: nowhere" in capsys.readouterr().err
 
 
+def test_cli_runs_the_corpus_at_8x_by_name_with_its_halves_and_worker_counts(capsys):
+    # the corpus's draw re-measured: train and test halves, predicted at 4, 8 and 16 workers
+    assert main(["validate", "matrix", "--only", "corpus", "--corpus", "corpus-8x",
+                 "--split", "test", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = [r for r in read_rows(COMMITTED_SETS["corpus-8x"]) if r["split"] == "test"]
+    assert {r["split"] for r in data["results"]} == {"test"}
+    assert {r["regime"] for r in data["results"]} == {r["regime"] for r in rows}
+    assert {r["mode"] for r in data["results"]} == {"sync", "async"}
+    assert {p["workers"] for r in data["results"] for p in r["points"]} == {4, 8, 16}
+    assert not any(r["lossy"] for r in data["results"])
+
+
 def test_the_report_puts_the_probes_beside_both_halves():
     firsts = []
     for path in PROTOCOL_SETS[1:]:

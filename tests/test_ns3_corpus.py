@@ -58,7 +58,17 @@ def test_a_probe_shares_no_tcp_and_no_dnn_with_the_sets_before_it(spec, earlier)
             assert not set(spec.factors[name]) & set(other.factors[name]), (name, other.name)
     assert set(spec.factors["tcp"]) <= set(ns3_job.TCP_VARIANTS)
     assert {r["buffer"] for r in d} == {"deep"} and {r["queue"] for r in d} == {"fair"}
-    assert len({d.prefix for d in nc.DESIGNS.values()}) == len(nc.DESIGNS)
+    assert_designs_sharing_a_prefix_draw_the_same_regimes()
+
+
+def assert_designs_sharing_a_prefix_draw_the_same_regimes():
+    # a prefix names one draw: only a re-measurement of a design (the corpus at 8x) shares it
+    by_prefix: dict = {}
+    for spec in nc.DESIGNS.values():
+        by_prefix.setdefault(spec.prefix, []).append(spec)
+    for specs in by_prefix.values():
+        assert all(nc.design(spec=s) == nc.design(spec=specs[0]) for s in specs[1:]), specs
+    assert [len(v) for v in by_prefix.values()].count(1) == len(by_prefix) - 1
 
 
 def test_the_third_probe_runs_new_tcps_fifo_hosts_and_up_to_four_servers():
@@ -262,9 +272,29 @@ def test_the_twenty_sixth_probe_is_async_on_two_to_four_servers_at_eight_times_t
     assert {r["mode"] for r in d} == {"async"} and {r["n_ps"] for r in d} == {2, 3, 4}
     assert nc.PROBE26.workers == (1, 2, 4, 8, 16) and nc.PROBE26.segments_factor == 8
     assert nc.PROBE26_PATH.name == "ns3_probe26.csv"
-    # every design names its regimes apart
-    prefixes = [spec.prefix for spec in nc.DESIGNS.values()]
-    assert len(set(prefixes)) == len(prefixes)
+    # every design names its regimes apart, but a re-measurement of another
+    assert_designs_sharing_a_prefix_draw_the_same_regimes()
+
+
+def test_the_corpus_at_8x_is_the_corpus_draw_at_more_segments_and_fewer_worker_counts():
+    assert nc.design(spec=nc.CORPUS_8X) == nc.design(spec=nc.CORPUS)
+    assert nc.CORPUS_8X.segments_factor == 8 and nc.CORPUS_8X.workers == (1, 2, 4, 8, 16)
+    assert nc.COMMITTED_SETS["corpus-8x"] == nc.CORPUS_8X_PATH
+    assert nc.CORPUS_8X_PATH.name == "ns3_corpus_8x.csv"
+    assert nc.CORPUS_8X_PATH not in nc.PROTOCOL_SETS and nc.CORPUS_8X.split is None
+
+
+def test_cli_buffer_runs_only_the_regimes_with_that_buffer(tmp_path, monkeypatch):
+    asked = {}
+    monkeypatch.setattr(ns3_job, "available", lambda: True)
+    monkeypatch.setattr(nc, "generate", lambda out, **kw: asked.update(kw))
+    out = str(tmp_path / "c.csv")
+    assert nc.main(["--out", out, "--design", "corpus-8x", "--buffer", "deep"]) == 0
+    deep = [r["regime"] for r in nc.design() if r["buffer"] == "deep"]
+    assert asked["only"] == deep and len(deep) == 48 and asked["spec"] is nc.CORPUS_8X
+    assert nc.main(["--out", out, "--buffer", "shallow", "--only", f"c000,c001,{deep[0]}"]) == 0
+    assert deep[0] not in asked["only"] and set(asked["only"]) <= {"c000", "c001"}
+    assert all(r["buffer"] == "shallow" for r in nc.design() if r["regime"] in asked["only"])
 
 
 def test_a_design_runs_at_its_own_segments_factor_unless_told(tmp_path):
@@ -518,6 +548,17 @@ def test_the_long_tail_corpus_differs_only_in_its_pareto_runs():
         else:                           # the same design, measured 4 times as long
             assert int(row["steps"]) == nc.LONG_TAIL_STEPS * int(other["steps"]), key
             assert row["seed"] == other["seed"] and row["split"] == other["split"]
+
+
+def test_the_corpus_at_8x_holds_its_deep_buffer_regimes_every_one_loss_free():
+    rows = nc.read_rows(nc.CORPUS_8X_PATH)
+    deep = {r["regime"] for r in nc.design() if r["buffer"] == "deep"}
+    assert {r["regime"] for r in rows} == deep
+    assert all(int(r["queue_drops"]) == 0 for r in rows)
+    # the same jobs as the corpus's, moved 8 times the segments per transfer
+    scale = {r["regime"]: float(r["scale"]) for r in ROWS}
+    assert all(float(r["scale"]) == pytest.approx(scale[r["regime"]] / 8, rel=1e-3)
+               for r in rows)
 
 
 @pytest.mark.parametrize("shipped", PROBE_SETS, ids=PROBE_IDS)

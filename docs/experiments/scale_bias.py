@@ -2,8 +2,8 @@
 
 Replays the user's path of ``perfmodel validate matrix --only corpus`` (the
 link unknown) on the loss-free async regimes of the sets run at 8 times the
-segments per transfer (the twenty-fourth to twenty-sixth probes and the test
-and train halves re-run so) and of the sets at the corpus's scale, and prints
+segments per transfer (the twenty-fourth to twenty-sixth probes and the
+corpus so, ``corpus-8x``) and of the sets at the corpus's scale, and prints
 per scale, one server or more, and worker count the geometric mean of
 predicted over measured throughput and the share of points more than 10% too
 fast or too slow.
@@ -15,15 +15,12 @@ about ten minutes on two cores.
 
 import argparse
 import collections
-import glob
-from pathlib import Path
 
 import numpy as np
 from partly_locked import results  # (this directory)
 
-from perfmodel.placement.ns3_corpus import PROTOCOL_SETS, read_rows
+from perfmodel.placement.ns3_corpus import CORPUS_8X_PATH, PROTOCOL_SETS, read_rows
 
-HERE = Path(__file__).parent
 AT_8X = ("probe24", "probe25", "probe26")
 
 
@@ -46,7 +43,7 @@ def main() -> None:
     p.add_argument("--jobs", type=int, default=2)
     a = p.parse_args()
     at_8x = [q for q in PROTOCOL_SETS if any(q.name == f"ns3_{s}.csv" for s in AT_8X)]
-    at_8x += sorted(glob.glob(str(HERE / "ns3_corpus_*_async_seg8.csv")))
+    at_8x += [CORPUS_8X_PATH]
     report("8 times the segments", at_8x, a.jobs)
     report("the corpus's scale", [q for q in PROTOCOL_SETS if q not in at_8x], a.jobs)
 

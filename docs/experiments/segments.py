@@ -5,9 +5,9 @@ The committed sets leave a whole-model transfer at most 1000 segments
 as many (its CSV header says so).  For every regime and worker count in both, this
 prints the committed speed, the re-run's and their ratio; then the user's path of
 ``perfmodel validate matrix --only corpus`` (the 1- and 2-worker runs, the link
-unknown) judged on each, over the worker counts both have.
+unknown) judged on each, over the worker counts both have, per split and mode.
 
-    python docs/experiments/segments.py docs/experiments/ns3_corpus_test_async_seg8.csv
+    python docs/experiments/segments.py perfmodel/zoo/validation/ns3_corpus_8x.csv
         [--base perfmodel/zoo/validation/ns3_corpus.csv] [--jobs 2]
 
 under a minute.
@@ -34,6 +34,9 @@ def main() -> None:
     by_regime = collections.defaultdict(list)
     for r in rerun:
         k = int(r["workers"])
+        if (r["regime"], k) not in speed:   # the committed run stalled
+            by_regime[r["regime"]].append(f"{k}: - -> {float(r['throughput']):.4g}")
+            continue
         by_regime[r["regime"]].append(
             f"{k}: {speed[r['regime'], k]:.4g} -> {float(r['throughput']):.4g} "
             f"({float(r['throughput']) / speed[r['regime'], k]:.3f})")
@@ -43,8 +46,10 @@ def main() -> None:
         print(f"  {name} (scale {segments[name]:g}): " + "; ".join(cells))
     before, after = results(base, a.jobs), results(rerun, a.jobs)
     print("the protocol, loss-free: mean (max) error, coverage / median half-width")
-    for label, rs in (("committed", before), ("re-run", after)):
-        print(f"  {label:9s} {line(list(rs.values()))}")
+    for split, mode in sorted({(r.split, r.mode) for r in after.values()}):
+        for label, rs in (("committed", before), ("re-run", after)):
+            group = [r for r in rs.values() if (r.split, r.mode) == (split, mode)]
+            print(f"  {split:5s} {mode:5s} {label:9s} {line(group)}")
     for name in sorted(after.keys() & before.keys()):
         b, f = before[name], after[name]
         print(f"  {name} {b.mode} {b.factors['queue']:4} P={b.factors['n_ps']} "

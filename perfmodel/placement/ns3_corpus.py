@@ -368,6 +368,15 @@ does); async runs beyond the knee do, slower in some regimes and faster in
 others (docs/validation.md).
 ``--segments-factor F`` runs a set with F times the segments (at F times the
 cost), ``--workers`` at some worker counts only.
+
+The corpus at 8 times the segments
+----------------------------------
+:data:`CORPUS_8X` is the corpus's draw (the same regimes, seeds and split)
+run at 8 times the segments per transfer and at 1, 2, 4, 8 and 16 workers,
+which keeps the cost of a regime to minutes of a core.  Its committed file,
+:data:`CORPUS_8X_PATH`, holds the 48 deep-buffer (loss-free) regimes
+(``--design corpus-8x --buffer deep``); the shallow-buffer ones are left to
+a later run of the same command without ``--buffer``, which resumes it.
 """
 
 from __future__ import annotations
@@ -395,7 +404,8 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "CORPUS_REGIMES", "CORPUS_SEED", "CORPUS_SCALE", "CORPUS_SEGMENTS", "scale_for",
            "CORPUS_STEPS", "CORPUS_ASYNC_STEPS",
            "CORPUS_WARMUP", "CORPUS_BATCHES", "CORPUS_BLOCKS", "CORPUS_COLUMNS", "CORPUS_PATH",
-           "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "PROBE", "PROBE2",
+           "LONG_CORPUS_PATH", "LONG_TAIL_STEPS", "Design", "CORPUS", "CORPUS_8X",
+           "CORPUS_8X_PATH", "PROBE", "PROBE2",
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
            "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "PROBE23", "PROBE24", "PROBE25",
@@ -721,8 +731,16 @@ PROBE26 = Design(
     (1, 2, 4, 8, 16), "A", split="probe26", segments_factor=8.0,
     summary="the twenty-sixth probe (every regime held out: the fourteenth probe's factors, "
             "async on 2 to 4 servers, 8 times the segments per transfer)")
+#: The corpus measured at 8 times the segments per transfer, at 1, 2, 4, 8 and 16 workers:
+#: the same draw and regimes (module notes, "The corpus at 8 times the segments").
+CORPUS_8X = Design(
+    "corpus-8x", FACTORS, HELD_OUT, CORPUS_REGIMES, CORPUS_SEED, (1, 2, 4, 8, 16), "c",
+    segments_factor=8.0,
+    summary="the ns-3 corpus at 8 times the segments per transfer, at 1, 2, 4, 8 and 16 "
+            "workers (train and test side by side; the test half holds out whole factor "
+            "levels)")
 #: The designs by name.
-DESIGNS = {d.name: d for d in (CORPUS, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
+DESIGNS = {d.name: d for d in (CORPUS, CORPUS_8X, PROBE, PROBE2, PROBE3, PROBE4, PROBE5, PROBE6,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
                                PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
                                PROBE20, PROBE21, PROBE22, PROBE23, PROBE24,
@@ -782,8 +800,11 @@ PROBE24_PATH = PROBE_PATHS["probe24"]
 PROBE25_PATH = PROBE_PATHS["probe25"]
 #: The committed twenty-sixth probe.
 PROBE26_PATH = PROBE_PATHS["probe26"]
-#: Every committed set by name: the corpus, its long-tail copy and the probes.
-COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH, **PROBE_PATHS}
+#: The corpus's loss-free (deep-buffer) regimes at 8 times the segments (:data:`CORPUS_8X`).
+CORPUS_8X_PATH = CORPUS_PATH.with_name("ns3_corpus_8x.csv")
+#: Every committed set by name: the corpus, its long-tail and 8x copies and the probes.
+COMMITTED_SETS = {"corpus": CORPUS_PATH, "long-tail": LONG_CORPUS_PATH,
+                  "corpus-8x": CORPUS_8X_PATH, **PROBE_PATHS}
 #: What the held-out protocol reads by default, in report order: the corpus and every probe.
 PROTOCOL_SETS = (CORPUS_PATH, *PROBE_PATHS.values())
 
@@ -999,7 +1020,7 @@ def _header(spec: Design, n: int, seed: int, done: int, total: int, command: str
     state = "complete" if done == total else f"PARTIAL: {done} of {total} regimes"
     extra = [STALLED_PREFIX + ", ".join(sorted(stalled))] if stalled else []
     what = "corpus" if spec is CORPUS else f"corpus ({spec.name})"
-    where = ("the factors of perfmodel.placement.ns3_corpus" if spec is CORPUS
+    where = ("the factors of perfmodel.placement.ns3_corpus" if spec.factors is FACTORS
              else f"the factors of perfmodel.placement.ns3_corpus.{spec.name.upper()}")
     return [
         f"# perfmodel ns-3 {what}; {state}",
@@ -1151,6 +1172,8 @@ def main(argv=None) -> int:
                    help="the corpus (default) or one of the probes (module notes)")
     p.add_argument("--regimes", type=int, help="regimes drawn (default: the design's)")
     p.add_argument("--only", help="comma-separated regime names to run")
+    p.add_argument("--buffer", choices=tuple(FACTORS["buffer"]),
+                   help="run only the design's regimes with this switch buffer")
     p.add_argument("--heavy-tail-steps", type=int, default=1,
                    help="the Pareto-jitter regimes measure this many times the steps and "
                         "gradients (default 1: the committed corpus; 4: the long-tail corpus)")
@@ -1184,9 +1207,13 @@ def main(argv=None) -> int:
         return 2
     command = " ".join(["python -m perfmodel.placement.ns3_corpus"]
                        + (argv if argv is not None else sys.argv[1:]))
+    only = None if a.only is None else a.only.split(",")
+    if a.buffer is not None:
+        spec = DESIGNS[a.design]
+        only = [r["regime"] for r in design(a.regimes, spec=spec)
+                if r.get("buffer") == a.buffer and (only is None or r["regime"] in only)]
     try:
-        generate(a.out, n=a.regimes, jobs=a.jobs,
-                 only=None if a.only is None else a.only.split(","), command=command,
+        generate(a.out, n=a.regimes, jobs=a.jobs, only=only, command=command,
                  log=lambda s: print(s, flush=True), heavy_tail_steps=a.heavy_tail_steps,
                  spec=DESIGNS[a.design], async_warmup=a.async_warmup,
                  segments_factor=a.segments_factor, workers=workers)
