@@ -344,6 +344,17 @@ regimes run at 1, 2, 4, 8 and 16 workers with 8 times the corpus's segments
 per transfer, its draw seeded at 2052; the first 26 letters being taken, its
 regimes are named ``A000`` on.  Every regime is in the ``probe26`` split.
 
+Twenty-seventh probe
+--------------------
+:data:`PROBE27` is a twenty-eighth held-out set, fixed and committed before it
+was run, to judge one rule on fresh runs at more segments per transfer: the
+MVA's drifted-apart workers and the convoys' pooled as the async default
+(``select_model(convoys="pooled")``).  It has the twenty-fourth probe's
+factors (the fourteenth's, every regime async) drawn again, 12 regimes run
+at 1, 2, 4, 8 and 16 workers with 8 times the corpus's segments per
+transfer, its draw seeded at 2053, regimes ``B000`` on.  Every regime is in
+the ``probe27`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -409,14 +420,14 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
            "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "PROBE23", "PROBE24", "PROBE25",
-           "PROBE26", "DESIGNS",
+           "PROBE26", "PROBE27", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
            "PROBE12_PATH", "PROBE13_PATH", "PROBE14_PATH", "PROBE15_PATH", "PROBE16_PATH",
            "PROBE17_PATH", "PROBE18_PATH", "PROBE19_PATH", "PROBE20_PATH", "PROBE21_PATH",
            "PROBE22_PATH", "PROBE23_PATH", "PROBE24_PATH", "PROBE25_PATH",
-           "PROBE26_PATH",
+           "PROBE26_PATH", "PROBE27_PATH",
            "PROBE_PATHS", "COMMITTED_SETS",
            "PROTOCOL_SETS", "design",
            "split_of", "pipedream_blocks", "stop_time_for", "regime_run", "regime_rows",
@@ -731,6 +742,14 @@ PROBE26 = Design(
     (1, 2, 4, 8, 16), "A", split="probe26", segments_factor=8.0,
     summary="the twenty-sixth probe (every regime held out: the fourteenth probe's factors, "
             "async on 2 to 4 servers, 8 times the segments per transfer)")
+#: The twenty-seventh probe: a twenty-eighth held-out set, fixed before it was run, of the
+#: twenty-fourth probe's factors drawn again, 12 regimes at 1, 2, 4, 8 and 16 workers with
+#: 8 times the segments per transfer (module notes).  Its split is ``probe27``.
+PROBE27 = Design(
+    "probe27", PROBE24.factors, {}, 12, 2053, (1, 2, 4, 8, 16), "B",
+    split="probe27", segments_factor=8.0,
+    summary="the twenty-seventh probe (every regime held out: the twenty-fourth probe's "
+            "factors drawn again, every regime async, 8 times the segments per transfer)")
 #: The corpus measured at 8 times the segments per transfer, at 1, 2, 4, 8 and 16 workers:
 #: the same draw and regimes (module notes, "The corpus at 8 times the segments").
 CORPUS_8X = Design(
@@ -744,7 +763,7 @@ DESIGNS = {d.name: d for d in (CORPUS, CORPUS_8X, PROBE, PROBE2, PROBE3, PROBE4,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
                                PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
                                PROBE20, PROBE21, PROBE22, PROBE23, PROBE24,
-                               PROBE25, PROBE26)}
+                               PROBE25, PROBE26, PROBE27)}
 #: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
                for d in DESIGNS.values() if d.split}
@@ -800,6 +819,8 @@ PROBE24_PATH = PROBE_PATHS["probe24"]
 PROBE25_PATH = PROBE_PATHS["probe25"]
 #: The committed twenty-sixth probe.
 PROBE26_PATH = PROBE_PATHS["probe26"]
+#: The committed twenty-seventh probe.
+PROBE27_PATH = PROBE_PATHS["probe27"]
 #: The corpus's loss-free (deep-buffer) regimes at 8 times the segments (:data:`CORPUS_8X`).
 CORPUS_8X_PATH = CORPUS_PATH.with_name("ns3_corpus_8x.csv")
 #: Every committed set by name: the corpus, its long-tail and 8x copies and the probes.
