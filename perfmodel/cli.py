@@ -334,8 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     "probe24: the fourteenth's, all async, 8 times the "
                                     "segments per transfer; probe25: the twentieth's at 8 "
                                     "times the segments; probe26: the fourteenth's, all "
-                                    "async on 2-4 servers, 8 times the segments) or a "
-                                    "corpus CSV (default: the corpus and the twenty-six "
+                                    "async on 2-4 servers, 8 times the segments; probe27: "
+                                    "the twenty-fourth's drawn again) or a "
+                                    "corpus CSV (default: the corpus and the twenty-seven "
                                     "probes)")
     v.add_argument("--split", action="append",
                    choices=("train", "test", "probe", "probe2", "probe3", "probe4", "probe5",
@@ -343,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "probe12", "probe13", "probe14", "probe15", "probe16",
                             "probe17", "probe18", "probe19", "probe20", "probe21",
                             "probe22", "probe23", "probe24", "probe25",
-                            "probe26"),
+                            "probe26", "probe27"),
                    help="matrix --only corpus: only this split (repeatable)")
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "

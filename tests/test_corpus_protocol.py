@@ -237,7 +237,7 @@ def test_a_flag_whose_part_does_not_run_is_refused(argv, flag, capsys):
                                   "probe11", "probe12", "probe13", "probe14", "probe15",
                                   "probe16", "probe17", "probe18", "probe19", "probe20",
                                   "probe21", "probe22", "probe23", "probe24",
-                                  "probe25", "probe26"])
+                                  "probe25", "probe26", "probe27"])
 def test_cli_runs_a_probe_by_name(name, capsys):
     # a probe holds every regime out, so the protocol reports its own split only, for
     # every mode it ran, with every run at 3-16 workers predicted from the 1- and 2-worker

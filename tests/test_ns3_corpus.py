@@ -276,6 +276,19 @@ def test_the_twenty_sixth_probe_is_async_on_two_to_four_servers_at_eight_times_t
     assert_designs_sharing_a_prefix_draw_the_same_regimes()
 
 
+def test_the_twenty_seventh_probe_draws_the_twenty_fourth_probes_factors_again():
+    d = nc.design(spec=nc.PROBE27)
+    assert d == nc.design(spec=nc.PROBE27) and len(d) == 12
+    assert {r["split"] for r in d} == {"probe27"} and {r["regime"][0] for r in d} == {"B"}
+    assert nc.PROBE27.factors == nc.PROBE24.factors and {r["mode"] for r in d} == {"async"}
+    for name in ("n_ps", "jitter", "bandwidth_gbps"):   # balanced over every level
+        assert set(Counter(r[name] for r in d).values()) == {12 // len(nc.PROBE24.factors[name])}
+    first = [(r["tcp"], r["dnn"]) for r in nc.design(spec=nc.PROBE24)][:12]
+    assert [(r["tcp"], r["dnn"]) for r in d] != first    # a new draw
+    assert nc.PROBE27.workers == (1, 2, 4, 8, 16) and nc.PROBE27.segments_factor == 8
+    assert nc.PROBE27_PATH.name == "ns3_probe27.csv"
+
+
 def test_the_corpus_at_8x_is_the_corpus_draw_at_more_segments_and_fewer_worker_counts():
     assert nc.design(spec=nc.CORPUS_8X) == nc.design(spec=nc.CORPUS)
     assert nc.CORPUS_8X.segments_factor == 8 and nc.CORPUS_8X.workers == (1, 2, 4, 8, 16)

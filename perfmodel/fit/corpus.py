@@ -45,9 +45,10 @@ twenty-second (split ``probe22``), the twenty-first's with other update rates,
 the twenty-third (split ``probe23``), the fifteenth's with FIFO hosts and
 loss-based TCP only, the twenty-fourth (split ``probe24``), the
 fourteenth's with every regime async at 8 times the segments per transfer, the
-twenty-fifth (split ``probe25``), the twentieth's at 8 times the segments, and
+twenty-fifth (split ``probe25``), the twentieth's at 8 times the segments,
 the twenty-sixth (split ``probe26``), the fourteenth's with every regime async
-on 2 to 4 servers at 8 times the segments.
+on 2 to 4 servers at 8 times the segments, and the twenty-seventh (split
+``probe27``), the twenty-fourth's drawn again.
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume
