@@ -49,13 +49,22 @@ def test_measurements_carry_the_runs():
                                          ("test", "sync")])
 def test_a_regime_is_judged_on_the_runs_it_did_not_see(split, mode):
     rows = _first(split, mode)
-    result = evaluate_regime(rows, simulate=False)
+    result = evaluate_regime(rows, simulate=False, convoys="reading")
     assert result.split == split and result.mode == mode
     assert result.chosen in result.candidates
     # the chosen model's errors are its own calibrated errors on the held-out runs
     assert (result.mean_error, result.max_error) == pytest.approx(result.candidates[result.chosen])
     assert 0 <= result.coverage <= 1 and result.halfwidth > 0
     assert result.mean_error <= result.max_error
+    pooled = evaluate_regime(rows, simulate=False)   # async: the MVA and the convoys pooled
+    if "geometric mean of its own and async-convoy's" in pooled.why:
+        # every pooled prediction lies between the two, so its error is within theirs
+        worst = max(pooled.candidates[n][1] for n in (pooled.chosen, "async-convoy"))
+        assert pooled.max_error <= worst + 1e-12
+        assert pooled.mean_error != pytest.approx(result.mean_error, rel=1e-9)
+    else:
+        assert (pooled.mean_error, pooled.max_error) == pytest.approx(
+            (result.mean_error, result.max_error))
 
 
 def test_splits_are_kept_apart_and_summarized_side_by_side():

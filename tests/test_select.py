@@ -623,6 +623,13 @@ def test_convoys_as_the_prior_make_the_mva_earn_its_place_or_pool_with_it(job):
     assert set(both.meta["pooled"]) == {MVA_CANDIDATE, CONVOY_CANDIDATE}
     assert both.throughput == pytest.approx(math.sqrt(mva * convoy), rel=1e-9)
     assert "geometric mean of its own and async-convoy's" in pooled.chosen.why
+    # the default pools them: an async job's answer lies between the two readings
+    default = select_model(profile, cluster, ms)
+    assert default.chosen.estimate(profile, cluster, far).throughput == pytest.approx(
+        both.throughput, rel=1e-12)
+    assert mva > both.throughput > convoy
+    low, high = default.chosen.estimate(profile, cluster, far).throughput_interval
+    assert low <= convoy and high >= mva     # the interval spans both readings
     # a link said FIFO: the convoys' model is not valid there, and the MVA answers alone
     fifo = select_model(profile, cluster, ms, link_sharing="fifo", convoys="prior")
     assert fifo.chosen.name == MVA_CANDIDATE and {s.name: s.prior for s in fifo.scores}[

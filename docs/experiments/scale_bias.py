@@ -2,7 +2,7 @@
 
 Replays the user's path of ``perfmodel validate matrix --only corpus`` (the
 link unknown) on the loss-free async regimes of the sets run at 8 times the
-segments per transfer (the twenty-fourth to twenty-sixth probes and the
+segments per transfer (the twenty-fourth to twenty-seventh probes and the
 corpus so, ``corpus-8x``) and of the sets at the corpus's scale, and prints
 per scale, one server or more, and worker count the geometric mean of
 predicted over measured throughput and the share of points more than 10% too
@@ -21,7 +21,7 @@ from partly_locked import results  # (this directory)
 
 from perfmodel.placement.ns3_corpus import CORPUS_8X_PATH, PROTOCOL_SETS, read_rows
 
-AT_8X = ("probe24", "probe25", "probe26")
+AT_8X = ("probe24", "probe25", "probe26", "probe27")
 
 
 def report(label: str, paths, jobs: int) -> None:
