@@ -2,8 +2,8 @@
 
 Replays the user's path of ``perfmodel validate matrix --only corpus`` (the
 link unknown) on the loss-free async regimes of the sets run at 8 times the
-segments per transfer (the twenty-fourth to twenty-seventh probes and the
-corpus so, ``corpus-8x``) and of the sets at the corpus's scale, and prints
+segments per transfer (every probe designed at that scale and the corpus
+so, ``corpus-8x``) and of the sets at the corpus's scale, and prints
 per scale, one server or more, and worker count the geometric mean of
 predicted over measured throughput and the share of points more than 10% too
 fast or too slow.
@@ -19,9 +19,7 @@ import collections
 import numpy as np
 from partly_locked import results  # (this directory)
 
-from perfmodel.placement.ns3_corpus import CORPUS_8X_PATH, PROTOCOL_SETS, read_rows
-
-AT_8X = ("probe24", "probe25", "probe26", "probe27")
+from perfmodel.placement.ns3_corpus import CORPUS_8X_PATH, DESIGNS, PROBE_PATHS, PROTOCOL_SETS, read_rows
 
 
 def report(label: str, paths, jobs: int) -> None:
@@ -42,8 +40,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=2)
     a = p.parse_args()
-    at_8x = [q for q in PROTOCOL_SETS if any(q.name == f"ns3_{s}.csv" for s in AT_8X)]
-    at_8x += [CORPUS_8X_PATH]
+    at_8x = [PROBE_PATHS[name] for name, d in DESIGNS.items()
+             if name in PROBE_PATHS and d.segments_factor > 1] + [CORPUS_8X_PATH]
     report("8 times the segments", at_8x, a.jobs)
     report("the corpus's scale", [q for q in PROTOCOL_SETS if q not in at_8x], a.jobs)
 

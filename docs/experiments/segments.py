@@ -33,13 +33,10 @@ def main() -> None:
     speed = {(r["regime"], int(r["workers"])): float(r["throughput"]) for r in base}
     by_regime = collections.defaultdict(list)
     for r in rerun:
-        k = int(r["workers"])
-        if (r["regime"], k) not in speed:   # the committed run stalled
-            by_regime[r["regime"]].append(f"{k}: - -> {float(r['throughput']):.4g}")
-            continue
-        by_regime[r["regime"]].append(
-            f"{k}: {speed[r['regime'], k]:.4g} -> {float(r['throughput']):.4g} "
-            f"({float(r['throughput']) / speed[r['regime'], k]:.3f})")
+        k, x = int(r["workers"]), float(r["throughput"])
+        was = speed.get((r["regime"], k))   # None: the committed run stalled
+        by_regime[r["regime"]].append(f"{k}: - -> {x:.4g}" if was is None else
+                                      f"{k}: {was:.4g} -> {x:.4g} ({x / was:.3f})")
     segments = {r["regime"]: round(float(r["scale"]), 3) for r in rerun}
     print("speed (samples/s), committed -> re-run (ratio), by worker count")
     for name, cells in sorted(by_regime.items()):

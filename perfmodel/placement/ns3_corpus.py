@@ -1228,15 +1228,15 @@ def main(argv=None) -> int:
         return 2
     command = " ".join(["python -m perfmodel.placement.ns3_corpus"]
                        + (argv if argv is not None else sys.argv[1:]))
+    spec = DESIGNS[a.design]
     only = None if a.only is None else a.only.split(",")
     if a.buffer is not None:
-        spec = DESIGNS[a.design]
         only = [r["regime"] for r in design(a.regimes, spec=spec)
                 if r.get("buffer") == a.buffer and (only is None or r["regime"] in only)]
     try:
         generate(a.out, n=a.regimes, jobs=a.jobs, only=only, command=command,
                  log=lambda s: print(s, flush=True), heavy_tail_steps=a.heavy_tail_steps,
-                 spec=DESIGNS[a.design], async_warmup=a.async_warmup,
+                 spec=spec, async_warmup=a.async_warmup,
                  segments_factor=a.segments_factor, workers=workers)
     except SpecError as err:
         print(f"error: {err}", file=sys.stderr)
