@@ -2206,15 +2206,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         No candidate could be calibrated.
     """
     ms = tuple(measurements)
-    if len(ms) < 2:
-        raise SpecError("measurements", f"leave-one-out needs at least 2, got {len(ms)}")
-    modes = {m.mode or "sync" for m in ms}
-    if mode is None:
-        if len(modes) > 1:
-            raise SpecError("measurements", f"mix modes {sorted(modes)}; give mode")
-        mode = modes.pop() if modes else "sync"
-    if mode not in ("sync", "async"):
-        raise SpecError("mode", f"expected 'sync' or 'async', got {mode!r}")
+    mode = _job_mode(ms, mode)
     if link_sharing not in (None, "fair", "fifo"):
         raise SpecError("link_sharing", f"expected 'fair', 'fifo' or None, got {link_sharing!r}")
     if compute_cv is None:
@@ -2224,6 +2216,8 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     timeout_band = _v.at_least_one("timeout_band", timeout_band)
     fifo_prior = _v.choice("fifo_prior", fifo_prior, FIFO_PRIORS)
     convoys = _v.choice("convoys", convoys, CONVOYS)
+    if fork_join_to_p not in (False, True, "fifo"):
+        raise SpecError("fork_join_to_p", f"expected True, False or 'fifo', got {fork_join_to_p!r}")
     trace = None
     if isinstance(profile, Trace):
         trace, profile = profile, profile.coarse_profile()
@@ -2233,8 +2227,6 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                   if candidates is None else candidates)
     if not cands:
         raise SpecError("candidates", "needs at least one candidate")
-    if fork_join_to_p not in (False, True, "fifo"):
-        raise SpecError("fork_join_to_p", f"expected True, False or 'fifo', got {fork_join_to_p!r}")
     to_p = ((fork_join_to_p is True or (fork_join_to_p == "fifo" and link_sharing == "fifo"))
             and candidates is None and mode == "async" and lossy is False
             and all(m.workers < m.n_ps for m in ms))
@@ -2245,23 +2237,101 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
               if lossy is not False else None)
     if spread is not None:
         cands = tuple(with_timeout_band(c, spread[0], timeout_band) for c in cands)
-    scores, fitted = [], []
     earn = (calibration == "auto" and not by_level and candidates is None
             and levels_on(mode, lossy))
-    kept_tunables = []
     convoy_prior = (convoys == "prior" and mode == "async"
                     and any(c.name == CONVOY_CANDIDATE for c in cands))
-    for cand in cands:
+    scores, fitted, kept_tunables = _scored(
+        cands, profile, cluster, ms, mode=mode, compute_cv=compute_cv,
+        link_sharing=link_sharing, lockstep_cv=lockstep_cv, level=level, earn=earn,
+        fifo_prior=fifo_prior, convoy_prior=convoy_prior)
+    evidence = evidence_of(mode, ms)
+    pick, why = choose(scores, tolerance=tolerance, evidence=evidence)
+    toward = fifo_toward_bound and link_sharing == "fifo"
+    in_turn_picked = to_p and scores[pick].name == TO_P_CANDIDATE
+    why += _calibration_why(fitted[pick], ms, in_turn_picked=in_turn_picked, toward=toward,
+                            spread=spread, earn=earn,
+                            tunables_kept=scores[pick].name in kept_tunables, lossy=lossy)
+    ceiling, ceiling_why = _capped(profile, ms, cpu_capacity, mode)
+    why += ceiling_why
+    answering = dict(ceiling=ceiling, server_cpu=server_cpu)
+    other_readings = readings(cands, scores, pick, evidence=evidence)
+    spanned = [*plausible(scores, pick, evidence=evidence), *other_readings]
+    alternatives = tuple(dataclasses.replace(fitted[i], **answering) for i in spanned)
+    suggestion = _suggestion(fitted, scores, pick, spanned, alternatives, profile, cluster, ms,
+                             evidence=evidence, other_readings=bool(other_readings),
+                             server_cpu=server_cpu)
+    if suggestion is not None:
+        why += suggestion[1]
+    reach, queueing, incast, interval_why = _interval_reach(mode, ms, lossy)
+    why += interval_why
+    pooled = tuple(dataclasses.replace(fitted[i], **answering)
+                   for i in _pooled_with(cands, scores, pick, spanned, ms, mode=mode,
+                                         pool=pool, convoys=convoys))
+    if pooled:
+        why += (f"; its prediction is the geometric mean of its own and "
+                f"{', '.join(p.name for p in pooled)}'s, which fit the runs as well")
+    growth, growth_why = _widening(fitted[pick].model, mode, compute_cv, extrapolation,
+                                   widen_drawn_spread)
+    why += growth_why
+    shared = dict(extrapolation=extrapolation, growth=growth, mode=mode, **answering)
+    in_turn = None
+    if in_turn_cand is not None and in_turn_picked:
+        in_turn = dataclasses.replace(
+            calibrate_candidate(in_turn_cand, profile, cluster, ms, level=level), **shared)
+    chosen = dataclasses.replace(fitted[pick], why=why, **shared,
+                                 reach_contention_free=reach,
+                                 queueing_runs=queueing, incast=incast,
+                                 alternatives=alternatives, pooled=pooled, in_turn=in_turn,
+                                 toward_bound=toward and in_turn is not None)
+    if mode == "async":
+        loo_bound = None if math.isinf(evidence) else scores[pick].loo_error + EVIDENCE
+        rules = dict(overlap=overlap, level=level, loo_bound=loo_bound)
+        if spaced:
+            chosen = spaced_choice(chosen, profile, cluster, ms, compute_cv=compute_cv or 0.0,
+                                   **rules)
+        if server_bound and lossy is False:
+            chosen = server_bound_choice(chosen, profile, cluster, ms, **rules)
+        if partly_locked and lossy is False:
+            chosen = partly_locked_choice(chosen, profile, cluster, ms, **rules)
+    return Selection(chosen, tuple(scores), tuple(fitted),
+                     None if spread is None else spread[0], ceiling,
+                     None if suggestion is None else suggestion[0])
+
+
+def _job_mode(measurements, mode: str | None) -> str:
+    """The job's mode: ``mode``, or the measurements' (all must agree; default sync)."""
+    if len(measurements) < 2:
+        raise SpecError("measurements",
+                        f"leave-one-out needs at least 2, got {len(measurements)}")
+    modes = {m.mode or "sync" for m in measurements}
+    if mode is None:
+        if len(modes) > 1:
+            raise SpecError("measurements", f"mix modes {sorted(modes)}; give mode")
+        mode = modes.pop() if modes else "sync"
+    if mode not in ("sync", "async"):
+        raise SpecError("mode", f"expected 'sync' or 'async', got {mode!r}")
+    return mode
+
+
+def _scored(candidates, profile, cluster, measurements, *, mode, compute_cv, link_sharing,
+            lockstep_cv, level, earn, fifo_prior, convoy_prior):
+    """Every candidate calibrated and scored: (scores, calibrated or None, the names that
+    kept their tunables).  With ``earn``, a candidate of :data:`LEVELED` keeps its tunables
+    only where they beat its level (:func:`tunables_earned`), else it answers by its level."""
+    scores, fitted, kept_tunables = [], [], []
+    for cand in candidates:
         valid, reason = validity(cand, mode, compute_cv, link_sharing, lockstep_cv)
         try:
-            cal = calibrate_candidate(cand, profile, cluster, ms, level=level)
+            cal = calibrate_candidate(cand, profile, cluster, measurements, level=level)
             if earn and cand.name in LEVELED[mode]:
-                leveled = level_candidate(cand)
-                level_cal = calibrate_candidate(leveled, profile, cluster, ms, level=level)
+                leveled_cand = level_candidate(cand)
+                level_cal = calibrate_candidate(leveled_cand, profile, cluster, measurements,
+                                                level=level)
                 if tunables_earned(cal, level_cal):
                     kept_tunables.append(cand.name)
                 else:
-                    cand, cal = leveled, level_cal
+                    cand, cal = leveled_cand, level_cal
             scores.append(Score(cand.name, cand.family, valid, reason, cal.loo_error,
                                 n_tunables=len(cand.grid),
                                 exact=(link_sharing or PRIOR_LINK) in cand.exact_links,
@@ -2272,11 +2342,42 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
             scores.append(Score(cand.name, cand.family, valid, reason, float("nan"), str(err),
                                 len(cand.grid)))
             fitted.append(None)
-    evidence = evidence_of(mode, ms)
-    pick, why = choose(scores, tolerance=tolerance, evidence=evidence)
-    by_its_level = fitted[pick] is not None and isinstance(fitted[pick].model, Leveled)
-    toward = fifo_toward_bound and link_sharing == "fifo"
-    if to_p and scores[pick].name == TO_P_CANDIDATE:
+    return scores, fitted, kept_tunables
+
+
+def _capped(profile, measurements, cpu_capacity, mode: str):
+    """(the CPU ceiling the runs imply or None, its ``why`` clause): with ``cpu_capacity``,
+    :func:`cpu_ceiling`; without it the largest reading is the capacity only if some run
+    saturated, which is not assumed."""
+    if cpu_capacity is None:
+        unused = cpu_runs(measurements, mode)
+        return None, "; the runs' CPU readings are unused without cpu_capacity" if unused else ""
+    if all(m.server_cpu is None for m in measurements):
+        raise SpecError("cpu_capacity", "the measurements have no server_cpu or worker_cpu "
+                                        "readings for it to act on")
+    ceiling = cpu_ceiling(profile, measurements, capacity=cpu_capacity, mode=mode)
+    if ceiling is None:
+        return None, ""
+    return ceiling, "; capped at the CPU ceiling of the runs (utilization law)"
+
+
+def _pooled_with(candidates, scores, pick, spanned, measurements, *, mode, pool, convoys):
+    """The indices of the candidates whose predictions are pooled with the chosen one's: a
+    sync job's ties with ``pool`` (:func:`pooled_with`), an async job's convoy partner with
+    ``convoys`` pooled (:func:`convoy_partners`)."""
+    if mode == "sync":
+        return pooled_with(scores, pick, spanned) if pool else []
+    pool_convoys = convoys == "pooled" or (
+        convoys == "pooled-servers"
+        and all(m.n_ps >= CONVOY_POOL_SERVERS for m in measurements))
+    return convoy_partners(candidates, scores, pick) if pool_convoys else []
+
+def _calibration_why(chosen: Calibrated | None, measurements, *, in_turn_picked: bool,
+                     toward: bool, spread, earn: bool, tunables_kept: bool, lossy) -> str:
+    """The clauses of ``why`` on how the chosen candidate was calibrated."""
+    why = ""
+    by_its_level = chosen is not None and isinstance(chosen.model, Leveled)
+    if in_turn_picked:
         why += ("; up to P workers it meets the P servers at once (no server link carries "
                 "two workers' shards, so nothing queues there), beyond P it grows as the "
                 "servers' stations visited in turn do" + (
@@ -2288,34 +2389,28 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     if spread is not None and not by_its_level:   # a level fits no timeout probability
         why += timeout_why(*spread)
     if by_its_level and earn:
-        why += (f"; calibrated by its level: every step {fitted[pick].model.slowdown:g} times "
+        why += (f"; calibrated by its level: every step {chosen.model.slowdown:g} times "
                 f"the model's (its tunables did not beat the level's LOO error by "
                 f"{100 * EVIDENCE:.0f} points, so the runs do not show the growth they fit)")
     elif by_its_level:
-        counts = len(_runs(ms))
-        why += (f"; calibrated by its level: every step {fitted[pick].model.slowdown:g} times "
+        counts = len(_runs(measurements))
+        why += (f"; calibrated by its level: every step {chosen.model.slowdown:g} times "
                 f"the model's (runs at {counts} worker count{'s' if counts > 1 else ''} show "
                 f"how much slower the job runs, not how that grows with the workers"
                 + ("; on a link that may drop packets too, since an async worker's stall "
                    "holds back that worker alone)" if lossy is not False else ")"))
-    elif scores[pick].name in kept_tunables:
+    elif tunables_kept:
         why += (f"; calibrated by its tunables, which beat its level's LOO error by more "
                 f"than {100 * EVIDENCE:.0f} points")
-    ceiling = None
-    if cpu_capacity is not None:
-        if all(m.server_cpu is None for m in ms):
-            raise SpecError("cpu_capacity", "the measurements have no server_cpu or worker_cpu "
-                                            "readings for it to act on")
-        ceiling = cpu_ceiling(profile, ms, capacity=cpu_capacity, mode=mode)
-        if ceiling is not None:
-            why += "; capped at the CPU ceiling of the runs (utilization law)"
-    elif cpu_runs(ms, mode):
-        # the largest reading is the capacity only if some run saturated: not assumed here
-        why += "; the runs' CPU readings are unused without cpu_capacity"
-    other_readings = readings(cands, scores, pick, evidence=evidence)
-    spanned = [*plausible(scores, pick, evidence=evidence), *other_readings]
-    alternatives = tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
-                         for i in spanned)
+    return why
+
+
+def _suggestion(fitted, scores, pick, spanned, alternatives, profile, cluster, measurements,
+                *, evidence, other_readings: bool, server_cpu):
+    """(worker count, ``why`` clause) of the run that would tell the chosen candidate from
+    the ones the runs cannot rule out (:func:`suggest_run`); with async runs too small to
+    show the drift (``evidence`` inf), also from the models the prior keeps out.  None
+    where they agree."""
     others, lead, spans = alternatives, "the runs cannot tell {} apart: they", "spans them"
     if math.isinf(evidence):   # async from 1-2 workers: name the drift the prior keeps out
         kept_out = [c for i, (s, c) in enumerate(zip(scores, fitted))
@@ -2330,14 +2425,23 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
             spans = (f"spans {', '.join(a.name for a in alternatives)}, not the models the "
                      f"prior keeps out" if alternatives
                      else "does not span the models the prior keeps out")
-    suggestion = (suggest_run(dataclasses.replace(fitted[pick], server_cpu=server_cpu), others,
-                              profile, cluster, ms) if others else None)
-    if suggestion is not None:
-        k, gap, names = suggestion
-        why += (f"; {lead.format(', '.join(names))} differ by {100 * gap:.0f}% at {k} "
-                f"workers, where one more run would settle it (the interval {spans})")
+    if not others:
+        return None
+    found = suggest_run(dataclasses.replace(fitted[pick], server_cpu=server_cpu), others,
+                        profile, cluster, measurements)
+    if found is None:
+        return None
+    k, gap, names = found
+    return k, (f"; {lead.format(', '.join(names))} differ by {100 * gap:.0f}% at {k} "
+               f"workers, where one more run would settle it (the interval {spans})")
+
+
+def _interval_reach(mode: str, measurements, lossy):
+    """(reaches the contention-free bound, the runs that show the servers' queueing, reaches
+    down to TCP incast, the ``why`` clauses): how far the interval reaches beyond the runs."""
+    why = ""
     reach = mode == "async"
-    queueing = tuple(sorted({m.workers for m in ms if m.workers > m.n_ps >= 2}))
+    queueing = tuple(sorted({m.workers for m in measurements if m.workers > m.n_ps >= 2}))
     if reach and not queueing:
         why += ("; on 2 or more servers the interval reaches up to the contention-free bound "
                 "(no run on 2 or more servers had more workers than servers, so none shows "
@@ -2349,54 +2453,25 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     incast = mode == "sync" and lossy is True
     if incast:
         why += ("; on a link that drops packets the interval reaches down to one "
-                f"retransmission timeout a step beyond {max(m.workers for m in ms)} workers "
-                "(TCP incast, which the runs need not show)")
-    pooled = (tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
-                    for i in pooled_with(scores, pick, spanned))
-              if pool and mode == "sync" else ())
-    pool_convoys = convoys == "pooled" or (
-        convoys == "pooled-servers" and all(m.n_ps >= CONVOY_POOL_SERVERS for m in ms))
-    if pool_convoys and mode == "async" and not pooled:
-        pooled = tuple(dataclasses.replace(fitted[i], ceiling=ceiling, server_cpu=server_cpu)
-                       for i in convoy_partners(cands, scores, pick))
-    if pooled:
-        why += (f"; its prediction is the geometric mean of its own and "
-                f"{', '.join(p.name for p in pooled)}'s, which fit the runs as well")
-    drawn = (bool(compute_cv) and not widen_drawn_spread
-             and draws_compute_spread(fitted[pick].model))
-    growth = extrapolation_growth(mode, 0.0 if drawn else compute_cv or 0.0)
-    if compute_cv and extrapolation == "growth":
-        why += (f"; beyond the runs the interval widens {100 * growth:.0f}% per e-fold of "
-                "workers, " + (f"as with steady compute: the model draws each worker's "
-                               f"compute (CV {compute_cv:g}), so the slowest of K workers is "
-                               f"in its prediction" if drawn else
-                               f"more than with steady compute: the slowest of K workers "
-                               f"(compute CV {compute_cv:g}) pulls away as K grows"))
-    shared = dict(extrapolation=extrapolation, growth=growth, mode=mode, ceiling=ceiling,
-                  server_cpu=server_cpu)
-    in_turn = None
-    if in_turn_cand is not None and scores[pick].name == TO_P_CANDIDATE:
-        in_turn = dataclasses.replace(
-            calibrate_candidate(in_turn_cand, profile, cluster, ms, level=level), **shared)
-    chosen = dataclasses.replace(fitted[pick], why=why, **shared,
-                                 reach_contention_free=reach,
-                                 queueing_runs=queueing, incast=incast,
-                                 alternatives=alternatives, pooled=pooled, in_turn=in_turn,
-                                 toward_bound=toward and in_turn is not None)
-    loo_bound = None if math.isinf(evidence) else scores[pick].loo_error + EVIDENCE
-    if spaced and mode == "async":
-        chosen = spaced_choice(chosen, profile, cluster, ms, compute_cv=compute_cv or 0.0,
-                               overlap=overlap, level=level, loo_bound=loo_bound)
-    if server_bound and mode == "async" and lossy is False:
-        chosen = server_bound_choice(chosen, profile, cluster, ms, overlap=overlap,
-                                     level=level, loo_bound=loo_bound)
-    if partly_locked and mode == "async" and lossy is False:
-        chosen = partly_locked_choice(chosen, profile, cluster, ms, overlap=overlap,
-                                      level=level, loo_bound=loo_bound)
-    return Selection(chosen, tuple(scores), tuple(fitted),
-                     None if spread is None else spread[0], ceiling,
-                     None if suggestion is None else suggestion[0])
+                f"retransmission timeout a step beyond {max(m.workers for m in measurements)} "
+                "workers (TCP incast, which the runs need not show)")
+    return reach, queueing, incast, why
 
+
+def _widening(model, mode: str, compute_cv, extrapolation: str, widen_drawn_spread: bool):
+    """(the interval's growth per e-fold of workers, its ``why`` clause):
+    :func:`extrapolation_growth`, with the compute's spread left out where the model draws
+    it itself (:func:`draws_compute_spread`) unless ``widen_drawn_spread``."""
+    drawn = bool(compute_cv) and not widen_drawn_spread and draws_compute_spread(model)
+    growth = extrapolation_growth(mode, 0.0 if drawn else compute_cv or 0.0)
+    if not (compute_cv and extrapolation == "growth"):
+        return growth, ""
+    return growth, (f"; beyond the runs the interval widens {100 * growth:.0f}% per e-fold of "
+                    "workers, " + (f"as with steady compute: the model draws each worker's "
+                                   f"compute (CV {compute_cv:g}), so the slowest of K workers "
+                                   f"is in its prediction" if drawn else
+                                   f"more than with steady compute: the slowest of K workers "
+                                   f"(compute CV {compute_cv:g}) pulls away as K grows"))
 
 def _agrees_with_prior(candidate: ModelCandidate, link_sharing: str | None,
                        mode: str = "sync", fifo_prior: str = "fair",
