@@ -1,0 +1,45 @@
+"""Long jobs: the async default against its alternatives on the sets measured after 32 gradients.
+
+Replays the user's path of ``perfmodel validate matrix --only corpus`` on the
+loss-free async regimes of every set measured as a long job (``ns3_corpus
+--async-warmup 32``: the corpus's test half at 8 times the segments, the
+corpus and probes 5, 16, 20, 21 and 22 at its scale), with the default
+``select_model()``, ``convoys="reading"`` and ``fork_join_to_p=True`` (the
+servers met at once up to P workers), and prints per set and split: mean error
+(max), coverage / median half-width.
+
+    python docs/experiments/long_jobs.py [--jobs 2]
+
+about three minutes on two cores.
+"""
+
+import argparse
+from pathlib import Path
+
+from partly_locked import line, results  # (this directory)
+
+from perfmodel.placement.ns3_corpus import read_rows
+
+HERE = Path(__file__).parent
+LONG_JOB_SETS = ("ns3_corpus_8x_async_warm32.csv", "ns3_corpus_async_warm32.csv",
+                 *(f"ns3_probe{n}_async_warm32.csv" for n in (5, 16, 20, 21, 22)))
+RULES = {"default": {}, 'convoys="reading"': {"convoys": "reading"},
+         "fork_join_to_p=True": {"fork_join_to_p": True}}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--jobs", type=int, default=2)
+    args = p.parse_args()
+    print("set                            split    " + "".join(f"{r:34s}" for r in RULES))
+    for name in LONG_JOB_SETS:
+        rows = [r for r in read_rows(HERE / name) if r["mode"] == "async"]
+        by_rule = [results(rows, args.jobs, **options) for options in RULES.values()]
+        for split in sorted({r.split for r in by_rule[0].values()}):
+            names = [k for k, r in by_rule[0].items() if r.split == split]
+            print(f"{name:30s} {split:8s} " + "  ".join(
+                f"{line([rs[k] for k in names]):32s}" for rs in by_rule), flush=True)
+
+
+if __name__ == "__main__":
+    main()
