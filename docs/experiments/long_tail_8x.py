@@ -16,9 +16,9 @@ about a minute on two cores.
 import argparse
 from pathlib import Path
 
-from perfmodel.fit.corpus import evaluate_corpus
+from partly_locked import line, results  # (this directory)
+
 from perfmodel.placement.ns3_corpus import COMMITTED_SETS, read_rows
-from perfmodel.sweep import process_pool
 
 RERUN = Path(__file__).parent / "ns3_corpus_8x_long_tail.csv"
 
@@ -36,23 +36,17 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=2)
     args = p.parse_args()
-    rows = faithful_rows()
-    splits = sorted({r["split"] for r in rows})
-    with process_pool(args.jobs) as pool:
-        report = evaluate_corpus(rows=rows, splits=splits, executor=pool)
-    for s in report.summary():
-        if s["class"].endswith("loss-free"):
-            print(f"{s['split']:6s} {s['class']}: {s['regimes']} regimes, "
-                  f"{100 * s['mean_error']:.1f}% (max {100 * s['max_error']:.0f}%), "
-                  f"{100 * s['coverage']:.0f}% / {100 * s['halfwidth']:.1f}%")
-    for r in report.results:
-        if not r.lossy and r.max_error > 0.10:
+    by_regime = results(faithful_rows(), args.jobs)
+    for split in sorted({r.split for r in by_regime.values()}):
+        group = [r for r in by_regime.values() if r.split == split]
+        print(f"{split:6s} sync, loss-free: {len(group)} regimes, {line(group)}")
+    for r in by_regime.values():
+        if r.max_error > 0.10:
             pts = ", ".join(f"{p['workers']}: {p['measured']:.0f}/{p['predicted']:.0f}"
                             for p in r.points)
             print(f"  {r.split} {r.regime} {r.factors['jitter']:9s} {r.chosen}: "
                   f"{100 * r.mean_error:.1f}% (max {100 * r.max_error:.0f}%); "
                   f"measured/predicted {pts}")
-
 
 if __name__ == "__main__":
     main()
