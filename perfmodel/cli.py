@@ -61,6 +61,10 @@ def _add_selection_flags(p) -> None:
                         "a time (fcfs, the default: no answer beyond servers x batch / "
                         "t_update samples/s for async), or each worker's on its own core "
                         "(own: no such cap)")
+    p.add_argument("--long-job", action="store_true",
+                   help="with --measurements of an async job: answer a long job's speed, "
+                        "where the convoys of the workers' common start have dissolved, "
+                        "instead of a short window's after it (the selection's horizon)")
 
 
 # ---------------------------------------------------------------- parser
@@ -357,6 +361,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matrix --only corpus: the user says how the hosts' queues and TCP "
                         "share a link (FIFO where loss-based TCP fills drop-tail queues, "
                         "else fair; the selection's link_sharing)")
+    v.add_argument("--long-job", action="store_true",
+                   help="matrix --only corpus: the selection answers a long job's speed "
+                        "(its horizon; for the sets measured as long jobs)")
     v.add_argument("--cv-unknown", action="store_true",
                    help="matrix --only corpus: the user does not say how much the compute "
                         "varies (the models and their intervals take it as steady)")

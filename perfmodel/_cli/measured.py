@@ -12,7 +12,8 @@ __all__ = ["selection_of", "workload_of", "check_selection_flags"]
 #: Flags that only shape what `--measurements` selects (flag, argparse dest).
 SELECTION_FLAGS = (("--lossy", "lossy"), ("--simulate", "simulate"), ("--link", "link"),
                    ("--cpu-capacity", "cpu_capacity"), ("--trace", "trace"),
-                   ("--calibration", "calibration"), ("--server-cpu", "server_cpu"))
+                   ("--calibration", "calibration"), ("--server-cpu", "server_cpu"),
+                   ("--long-job", "long_job"))
 
 
 def workload_of(args, profile):
@@ -48,7 +49,9 @@ def selection_of(args, profile, cluster):
                                  link_sharing=getattr(args, "link", None),
                                  cpu_capacity=getattr(args, "cpu_capacity", None),
                                  calibration=getattr(args, "calibration", None) or "auto",
-                                 server_cpu=getattr(args, "server_cpu", None) or "fcfs")
+                                 server_cpu=getattr(args, "server_cpu", None) or "fcfs",
+                                 horizon="long" if getattr(args, "long_job", False)
+                                 else "window")
     except SpecError as err:
         if err.field != "cpu_capacity":
             raise

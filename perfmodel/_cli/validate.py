@@ -48,6 +48,7 @@ def _corpus(args, train, path: Path | None) -> tuple:
                                  layers=args.layers, suggested=args.suggested_run,
                                  cv_given=not args.cv_unknown,
                                  link_known=args.link_known, executor=pool,
+                                 horizon="long" if args.long_job else "window",
                                  progress=lambda done, _total: tick(done))
     probe = "TCP controls and DNNs the corpus never ran"
     design = DESIGNS.get({p: name for name, p in CORPORA.items()}.get(path))
@@ -71,7 +72,7 @@ def _scoped_flags(args) -> list:
     return [("--layers", "layers", *corpus), ("--split", "split", *corpus),
             ("--suggested-run", "suggested_run", *corpus), ("--corpus", "corpus", *corpus),
             ("--cv-unknown", "cv_unknown", *corpus), ("--link-known", "link_known", *corpus),
-            ("--jobs", "jobs", *corpus),
+            ("--long-job", "long_job", *corpus), ("--jobs", "jobs", *corpus),
             ("--ns3", "ns3", "the matrix's ns-3 runs (`perfmodel validate matrix`)",
              matrix and "ns3" in only),
             ("--dl2-extra", "dl2_extra", "the matrix's DL2 part (`perfmodel validate matrix`)",

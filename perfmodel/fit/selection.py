@@ -314,7 +314,7 @@ __all__ = ["FAMILIES", "LOCKSTEP_CV", "LOSSY_REPLICATIONS", "EVIDENCE", "evidenc
            "ModelCandidate", "candidate_grid", "simulated_on", "variant_candidate",
            "default_candidates",
            "matrix_candidates", "servers_to_p", "TO_P_CANDIDATE", "MVA_CANDIDATE",
-           "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with", "CONVOYS",
+           "cpu_ceiling", "cpu_runs", "interval_halfwidth", "pooled_with", "CONVOYS", "HORIZONS",
            "CONVOY_POOL_SERVERS",
            "CONVOY_CANDIDATE", "convoy_partners",
            "extrapolated_halfwidth", "EXTRAPOLATION_GROWTH", "COMPUTE_CV_GROWTH",
@@ -366,6 +366,12 @@ CONVOYS = ("reading", "prior", "pooled", "pooled-servers")
 CONVOY_POOL_SERVERS = 2
 #: The candidate whose workers travel in convoys beyond the saturation point.
 CONVOY_CANDIDATE = "async-convoy"
+
+#: What speed :func:`select_model` answers (``horizon``): the window a short run
+#: measures after its workers start together, or a long job's, and the ``convoys`` and
+#: ``fork_join_to_p`` each one takes where they are not given.
+HORIZONS = {"window": {"convoys": "pooled", "fork_join_to_p": "fifo"},
+            "long": {"convoys": "reading", "fork_join_to_p": True}}
 
 #: Mean relative LOO error a candidate that the prior does not favour must gain to be
 #: chosen, and within which candidates count as indistinguishable: two points, about
@@ -2008,9 +2014,10 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
                  cpu_capacity: float | None = None, calibration: str = "auto",
                  spaced: bool = True, pool: bool = False,
                  server_cpu: str = "fcfs", server_bound: bool = True,
-                 fork_join_to_p: bool | str = "fifo", widen_drawn_spread: bool = False,
+                 fork_join_to_p: bool | str | None = None, widen_drawn_spread: bool = False,
                  partly_locked: bool = False, fifo_toward_bound: bool = False,
-                 fifo_prior: str = "fair", convoys: str = "pooled") -> Selection:
+                 fifo_prior: str = "fair", convoys: str | None = None,
+                 horizon: str = "window") -> Selection:
     """Calibrate every candidate on the measurements and choose the one that answers.
 
     Parameters
@@ -2124,18 +2131,20 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         interval (:func:`server_bound_choice`); once a run has
         :data:`ASYNC_EVIDENCE_WORKERS` workers or more, only if its LOO error is
         also within :data:`EVIDENCE` of the choice's.  False: the choice alone.
-    fork_join_to_p : bool or "fifo"
+    fork_join_to_p : bool, "fifo" or None
         For an async job on a loss-free link whose every run has fewer workers
         than servers: ``async-mva`` meets the servers at once up to P workers and
         grows as the in-turn network beyond (:func:`servers_to_p`), the interval
-        reaching down to the in-turn network beyond P.  ``"fifo"`` (default): only
+        reaching down to the in-turn network beyond P.  None (default): as
+        ``horizon`` says (:data:`HORIZONS`).  ``"fifo"`` (a window's): only
         where ``link_sharing`` is ``"fifo"`` (loss-based TCP on drop-tail host
         queues): such a queue passes the flows of workers that meet there in the
         order their packets queued, so one finishes first and they leave
-        staggered, where a fair queue keeps equal transfers together.  True: on
-        any link, which a held-out probe turned down (too fast beyond P on fair
-        links at 1 Gbps); False: the servers' stations visited in turn at every
-        K, as Li et al. 2022 print them (docs/validation.md).
+        staggered, where a fair queue keeps equal transfers together.  True (a
+        long job's): on any link, which a held-out probe turned down for the
+        window (too fast beyond P on fair links at 1 Gbps); False: the servers'
+        stations visited in turn at every K, as Li et al. 2022 print them
+        (docs/validation.md).
     fifo_toward_bound : bool
         Where the servers are met at once up to P (``fork_join_to_p``) on a link
         said FIFO: beyond P the prediction is the geometric mean of the in-turn
@@ -2155,7 +2164,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         footing, and the LOO error alone decides (judged on a held-out probe
         and turned into the option, docs/validation.md).  Only sync jobs have
         FIFO-only candidates the prior can keep out.
-    convoys : {"reading", "prior", "pooled", "pooled-servers"}
+    convoys : {"reading", "prior", "pooled", "pooled-servers"} or None
         How an async job weighs workers that travel in convoys beyond the
         saturation point (:data:`CONVOY_CANDIDATE`, ``AsyncMVA(convoys=True)``)
         against the MVA's independent workers, where the link is not said FIFO.
@@ -2165,9 +2174,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         which spaces the workers apart, a long one is interleaved packet by
         packet with the others, so equal transfers end together and the workers
         stay in step; real transfers are thousands of packets long.
-        ``"pooled"`` (default): the chosen one of the two answers with the
+        None (default): as ``horizon`` says (:data:`HORIZONS`).
+        ``"pooled"`` (a window's): the chosen one of the two answers with the
         geometric mean of both (``Calibrated.pooled``), and its interval spans
-        both.  ``"reading"``: the two on equal terms, the LOO error decides.
+        both.  ``"reading"`` (a long job's): the two on equal terms, the LOO
+        error decides.
         ``"prior"``: convoys are taken for granted, and the MVA answers only
         where runs of :data:`ASYNC_EVIDENCE_WORKERS` or more workers favour it
         by :data:`EVIDENCE`.  ``"pooled-servers"``: ``"pooled"`` where every
@@ -2193,6 +2204,16 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         interval; once a run has :data:`ASYNC_EVIDENCE_WORKERS` workers or more,
         only if its LOO error is also within :data:`EVIDENCE` of the MVA's.
         False (default): the MVA.
+    horizon : {"window", "long"}
+        Which speed of an async job answers, and so the ``convoys`` and
+        ``fork_join_to_p`` not given (:data:`HORIZONS`).  ``"window"`` (default):
+        the speed a short run measures after its workers start together, as the
+        runs the rules were designed on measure it.  ``"long"``: a long job's,
+        where the convoys of the common start have dissolved, so beyond the
+        saturation point the workers run nearer the contention-free bound: the
+        MVA and the convoys' model on equal terms (``"reading"``) and the
+        servers met at once up to P on any link (``True``).  Judged on a
+        held-out probe measured as long jobs (docs/validation.md).
 
     Returns
     -------
@@ -2215,7 +2236,11 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     server_cpu = _v.choice("server_cpu", server_cpu, SERVER_CPUS)
     timeout_band = _v.at_least_one("timeout_band", timeout_band)
     fifo_prior = _v.choice("fifo_prior", fifo_prior, FIFO_PRIORS)
-    convoys = _v.choice("convoys", convoys, CONVOYS)
+    by_horizon = HORIZONS[_v.choice("horizon", horizon, tuple(HORIZONS))]
+    convoys = _v.choice("convoys", by_horizon["convoys"] if convoys is None else convoys,
+                        CONVOYS)
+    if fork_join_to_p is None:
+        fork_join_to_p = by_horizon["fork_join_to_p"]
     if fork_join_to_p not in (False, True, "fifo"):
         raise SpecError("fork_join_to_p", f"expected True, False or 'fifo', got {fork_join_to_p!r}")
     trace = None
