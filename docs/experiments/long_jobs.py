@@ -3,14 +3,14 @@
 Replays the user's path of ``perfmodel validate matrix --only corpus`` on the
 loss-free async regimes of every set measured as a long job (``ns3_corpus
 --async-warmup 32``: the corpus's test half at 8 times the segments, the
-corpus and probes 5, 16, 20, 21 and 22 at its scale), with the default
-``select_model()``, ``convoys="reading"`` and ``fork_join_to_p=True`` (the
-servers met at once up to P workers), and prints per set and split: mean error
-(max), coverage / median half-width.
+corpus and probes 5, 16, 20, 21, 22 and 27 at its scale), with the default
+``select_model()``, ``convoys="reading"``, ``fork_join_to_p=True`` (the
+servers met at once up to P workers) and ``horizon="long"`` (both), and prints
+per set and split: mean error (max), coverage / median half-width.
 
-    python docs/experiments/long_jobs.py [--jobs 2]
+    python docs/experiments/long_jobs.py [--jobs 2] [--only FILE ...]
 
-about three minutes on two cores.
+about four minutes on two cores.
 """
 
 import argparse
@@ -22,17 +22,18 @@ from perfmodel.placement.ns3_corpus import read_rows
 
 HERE = Path(__file__).parent
 LONG_JOB_SETS = ("ns3_corpus_8x_async_warm32.csv", "ns3_corpus_async_warm32.csv",
-                 *(f"ns3_probe{n}_async_warm32.csv" for n in (5, 16, 20, 21, 22)))
+                 *(f"ns3_probe{n}_async_warm32.csv" for n in (5, 16, 20, 21, 22, 27)))
 RULES = {"default": {}, 'convoys="reading"': {"convoys": "reading"},
-         "fork_join_to_p=True": {"fork_join_to_p": True}}
+         "fork_join_to_p=True": {"fork_join_to_p": True}, 'horizon="long"': {"horizon": "long"}}
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--only", nargs="*", choices=LONG_JOB_SETS, help="only these sets")
     args = p.parse_args()
-    print("set                            split    " + "".join(f"{r:34s}" for r in RULES))
-    for name in LONG_JOB_SETS:
+    print("set                            split    " + "".join(f"{r:34s}" for r in RULES), flush=True)
+    for name in args.only or LONG_JOB_SETS:
         rows = [r for r in read_rows(HERE / name) if r["mode"] == "async"]
         by_rule = [results(rows, args.jobs, **options) for options in RULES.values()]
         for split in sorted({r.split for r in by_rule[0].values()}):
