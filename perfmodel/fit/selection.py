@@ -2299,6 +2299,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
     growth, growth_why = _widening(fitted[pick].model, mode, compute_cv, extrapolation,
                                    widen_drawn_spread)
     why += growth_why
+    if mode == "async" and horizon == "long":
+        why += ("; it answers a long job's speed, after the convoys of the workers' common "
+                "start dissolved (horizon='long')")
     shared = dict(extrapolation=extrapolation, growth=growth, mode=mode, **answering)
     in_turn = None
     if in_turn_cand is not None and in_turn_picked:
