@@ -4,7 +4,9 @@ Replays the user's path of ``perfmodel validate matrix --only corpus`` on the
 corpus's loss-free sync regimes at 8 times the segments
 (``perfmodel/zoo/validation/ns3_corpus_8x.csv``), with the heavy-tailed
 (Pareto-jitter) ones replaced by their re-runs measured four times as long
-(``docs/experiments/ns3_corpus_8x_long_tail.csv``, the command in its header),
+(``docs/experiments/ns3_corpus_8x_long_tail.csv``, the test half's, and
+``ns3_corpus_8x_long_tail_train.csv``, the train half's; the commands in their
+headers),
 and prints each split's summary (mean error, max, coverage, median half-width)
 and each regime that misses 10% at some worker count.
 
@@ -20,12 +22,13 @@ from partly_locked import line, results  # (this directory)
 
 from perfmodel.placement.ns3_corpus import COMMITTED_SETS, read_rows
 
-RERUN = Path(__file__).parent / "ns3_corpus_8x_long_tail.csv"
+RERUNS = tuple(Path(__file__).parent / f"ns3_corpus_8x_long_tail{half}.csv"
+               for half in ("", "_train"))
 
 
 def faithful_rows() -> list:
     """The 8x set's loss-free sync rows, the re-run regimes' rows taken from the re-run."""
-    rerun = [r for r in read_rows(RERUN) if r["mode"] == "sync"]
+    rerun = [r for path in RERUNS for r in read_rows(path) if r["mode"] == "sync"]
     replaced = {r["regime"] for r in rerun}
     base = [r for r in read_rows(COMMITTED_SETS["corpus-8x"])
             if r["mode"] == "sync" and r["regime"] not in replaced]
