@@ -16,8 +16,10 @@ about four minutes of one core.
 """
 
 from perfmodel import zoo
+from perfmodel.floors import link_floor
 from perfmodel.placement import ns3_corpus as nc
 from perfmodel.placement.ns3_job import LINK_EFFICIENCY
+from perfmodel.specs import Cluster, Config
 
 WORKERS = 8
 VARIANTS = (  # (label, factors changed, segments per transfer as a multiple of the corpus's)
@@ -35,10 +37,10 @@ VARIANTS = (  # (label, factors changed, segments per transfer as a multiple of 
 def main() -> None:
     base = {r["regime"]: r for r in nc.design()}["c028"]
     profile = zoo.profile(f"{base['dnn']}-pipedream")
-    t_update = float(next(r["t_update"] for r in nc.read_rows(nc.CORPUS_PATH)
-                          if r["regime"] == "c028"))
-    rate = base["bandwidth_gbps"] * 1e9 / 8 * LINK_EFFICIENCY
-    two_phase = 2 * WORKERS * profile.model_bytes / base["n_ps"] / rate + t_update / base["n_ps"]
+    row = next(r for r in nc.read_rows(nc.CORPUS_PATH) if r["regime"] == "c028")
+    cluster = Cluster(machines=WORKERS + base["n_ps"], nic_bandwidth=float(row["bandwidth"]))
+    one_way = link_floor(profile, cluster, Config(n_replicas=WORKERS, n_ps=base["n_ps"]))
+    two_phase = 2 * one_way / LINK_EFFICIENCY + float(row["t_update"]) / base["n_ps"]
     print(f"c028 at {WORKERS} workers: two-phase link time {two_phase:.3f} s a step")
     for label, changed, segments in VARIANTS:
         regime = {**base, **changed}
