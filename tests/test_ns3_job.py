@@ -229,6 +229,18 @@ def test_tcp_variants_and_dctcp_marks_instead_of_dropping():
 
 
 @needs_ns3
+def test_a_dctcp_run_depends_on_its_seed_not_on_the_runs_before_it():
+    # RED marks at random between K and 2K packets (gentle mode); its stream must not
+    # count on from earlier runs in the same process
+    def run(k):
+        return simulate_ps_job_ns3(M, G10, TF, TB, TS, k, queue="fifo", steps=3, warmup=1,
+                                   batches=1, tcp="dctcp", n_ps=2).step_times
+    first = run(4)
+    run(2)
+    assert list(run(4)) == list(first)
+
+
+@needs_ns3
 def test_shallow_buffer_drops_at_incast_and_deep_does_not():
     deep = simulate_ps_job_ns3(M, G10, TF, TB, TS, 12, queue="fifo", steps=3, warmup=1,
                                batches=1, buffer=10000)

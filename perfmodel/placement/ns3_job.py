@@ -356,6 +356,9 @@ void JobRunner::Run() {
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
   RngSeedManager::SetSeed(1);
   RngSeedManager::SetRun(runNumber);
+  // Streams drawn automatically (RED's marking in gentle mode) count on from the
+  // previous run in this process unless reset: reset so a run depends on its seed only.
+  RngSeedManager::ResetNextStreamIndex();
   int nHosts = workers + servers;            // hosts [0, P) are the servers
   NodeContainer sw, hosts;
   sw.Create(1);
