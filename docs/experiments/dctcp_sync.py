@@ -10,10 +10,16 @@ bytes into each server and, after the barrier, K out again, at the goodput
 It is not a strict floor: a worker that has its model early pushes while
 others still pull, so a server link may carry both directions at once.
 
-    python docs/experiments/dctcp_sync.py
+    python docs/experiments/dctcp_sync.py [--seeds]
 
-about four minutes of one core.
+about four minutes of one core; ``--seeds`` then runs c028 as in the corpus
+with four more seeds (DCTCP marks at random between 20 and 40 queued
+packets, so a run's speed is a draw), at both segment counts: seven more
+minutes.
 """
+
+import argparse
+import statistics
 
 from perfmodel import zoo
 from perfmodel.floors import link_floor
@@ -34,7 +40,11 @@ VARIANTS = (  # (label, factors changed, segments per transfer as a multiple of 
 )
 
 
-def main() -> None:
+#: c028's own seed (its number, as the corpus seeds it) and four more.
+SEEDS = (28, 1, 2, 3, 4)
+
+
+def main(seeds: bool = False) -> None:
     base = {r["regime"]: r for r in nc.design()}["c028"]
     profile = zoo.profile(f"{base['dnn']}-pipedream")
     row = next(r for r in nc.read_rows(nc.CORPUS_PATH) if r["regime"] == "c028")
@@ -49,7 +59,19 @@ def main() -> None:
         step = WORKERS * profile.batch_size / res.throughput
         print(f"  {label:44s} step {step:.3f} s = {step / two_phase:.2f} x that, "
               f"{res.meta['ecn_marks']} ECN marks", flush=True)
+    if seeds:
+        for segments in (1, 8):
+            steps = [WORKERS * profile.batch_size / nc.regime_run(
+                base, WORKERS, scale=nc.scale_for(profile.model_bytes, segments),
+                seed=seed).throughput for seed in SEEDS]
+            print(f"  c028, {segments}x the segments, seeds {SEEDS}: step "
+                  + ", ".join(f"{s_:.3f}" for s_ in steps)
+                  + f" s; median {statistics.median(steps) / two_phase:.2f} x, range "
+                  f"{min(steps) / two_phase:.2f}-{max(steps) / two_phase:.2f} x", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", action="store_true",
+                        help="also run c028 with four more seeds at both segment counts")
+    main(parser.parse_args().seeds)
