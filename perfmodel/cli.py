@@ -348,8 +348,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "probe12", "probe13", "probe14", "probe15", "probe16",
                             "probe17", "probe18", "probe19", "probe20", "probe21",
                             "probe22", "probe23", "probe24", "probe25",
-                            "probe26", "probe27"),
-                   help="matrix --only corpus: only this split (repeatable)")
+                            "probe26", "probe27", "probe28"),
+                   help="matrix --only corpus: only this split (repeatable; probe28 is "
+                        "measured as long jobs only: with --corpus FILE)")
     v.add_argument("--layers", action="store_true",
                    help="matrix --only corpus: give the selection each job's per-layer profile "
                         "(with the regime's overlap) instead of its coarse profile")

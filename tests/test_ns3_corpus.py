@@ -289,6 +289,23 @@ def test_the_twenty_seventh_probe_draws_the_twenty_fourth_probes_factors_again()
     assert nc.PROBE27_PATH.name == "ns3_probe27.csv"
 
 
+def test_the_twenty_eighth_probe_is_half_dctcp_and_measured_only_as_long_jobs(tmp_path, capsys):
+    d = nc.design(spec=nc.PROBE28)
+    assert d == nc.design(spec=nc.PROBE28) and len(d) == 12
+    assert {r["split"] for r in d} == {"probe28"} and {r["regime"][0] for r in d} == {"C"}
+    assert {r["mode"] for r in d} == {"async"}
+    assert Counter(r["tcp"] == "dctcp" for r in d) == {True: 6, False: 6}
+    assert {r["tcp"] for r in d} - {"dctcp"} <= set(nc.PROBE27.factors["tcp"])
+    assert {k: v for k, v in nc.PROBE28.factors.items() if k != "tcp"} == \
+        {k: v for k, v in nc.PROBE27.factors.items() if k != "tcp"}
+    # no short-window file: not one of the protocol's sets
+    assert "probe28" not in nc.PROBE_PATHS and "probe27" in nc.PROBE_PATHS
+    if ns3_job.available():
+        assert nc.main(["--design", "probe28", "--out", str(tmp_path / "x.csv")]) == 2
+        assert "--async-warmup" in capsys.readouterr().err
+        assert not (tmp_path / "x.csv").exists()
+
+
 def test_the_corpus_at_8x_is_the_corpus_draw_at_more_segments_and_fewer_worker_counts():
     assert nc.design(spec=nc.CORPUS_8X) == nc.design(spec=nc.CORPUS)
     assert nc.CORPUS_8X.segments_factor == 8 and nc.CORPUS_8X.workers == (1, 2, 4, 8, 16)

@@ -48,7 +48,9 @@ fourteenth's with every regime async at 8 times the segments per transfer, the
 twenty-fifth (split ``probe25``), the twentieth's at 8 times the segments,
 the twenty-sixth (split ``probe26``), the fourteenth's with every regime async
 on 2 to 4 servers at 8 times the segments, and the twenty-seventh (split
-``probe27``), the twenty-fourth's drawn again.
+``probe27``), the twenty-fourth's drawn again.  The twenty-eighth (split
+``probe28``, the twenty-seventh's with half the regimes on DCTCP) is measured
+only as long jobs and read from its file (``--corpus``).
 
 A regime is lossy when the packet-level runs it is judged on dropped packets
 (shallow buffers overflow when many transfers meet): the papers' models assume

@@ -355,6 +355,17 @@ at 1, 2, 4, 8 and 16 workers with 8 times the corpus's segments per
 transfer, its draw seeded at 2053, regimes ``B000`` on.  Every regime is in
 the ``probe27`` split.
 
+Twenty-eighth probe
+-------------------
+:data:`PROBE28` is a twenty-ninth held-out set, fixed and committed before it
+was run, to judge long-job rules on fresh runs where the TCP control differs:
+the twenty-seventh probe's factors with every other TCP draw DCTCP (ECN
+marking; none of the probes before it ran DCTCP), 12 regimes run at 1, 2, 4,
+8 and 16 workers with 8 times the corpus's segments per transfer, its draw
+seeded at 2054, regimes ``C000`` on.  It is measured only as long jobs
+(``--async-warmup 32``; ``long_jobs_only``), so it is not one of the
+protocol's short-window sets.  Every regime is in the ``probe28`` split.
+
 The async window
 ----------------
 An async run measures :data:`CORPUS_ASYNC_STEPS` gradients per worker after
@@ -420,7 +431,7 @@ __all__ = ["FACTORS", "HELD_OUT", "BUFFERS", "JITTER_CV", "UPDATE_RATE", "CORPUS
            "PROBE3", "PROBE4", "PROBE5", "PROBE6", "PROBE7", "PROBE8", "PROBE9",
            "PROBE10", "PROBE11", "PROBE12", "PROBE13", "PROBE14", "PROBE15", "PROBE16", "PROBE17",
            "PROBE18", "PROBE19", "PROBE20", "PROBE21", "PROBE22", "PROBE23", "PROBE24", "PROBE25",
-           "PROBE26", "PROBE27", "DESIGNS",
+           "PROBE26", "PROBE27", "PROBE28", "DESIGNS",
            "PROBE_PATH",
            "PROBE2_PATH", "PROBE3_PATH", "PROBE4_PATH", "PROBE5_PATH", "PROBE6_PATH",
            "PROBE7_PATH", "PROBE8_PATH", "PROBE9_PATH", "PROBE10_PATH", "PROBE11_PATH",
@@ -504,6 +515,9 @@ class Design:
         How reports name a probe and what it holds out (empty for the corpus).
     segments_factor : float
         Times the segments per transfer of the corpus's its runs keep (:func:`scale_for`).
+    long_jobs_only : bool
+        Measured only as long jobs (``--async-warmup 32``, committed as
+        ``ns3_<name>_async_warm32.csv``): not one of the protocol's short-window sets.
     """
 
     name: str
@@ -516,6 +530,7 @@ class Design:
     split: str | None = None
     summary: str = ""
     segments_factor: float = 1.0
+    long_jobs_only: bool = False
 
 
 #: The corpus every rule was designed on (its train half) and judged on (its test half).
@@ -750,6 +765,18 @@ PROBE27 = Design(
     split="probe27", segments_factor=8.0,
     summary="the twenty-seventh probe (every regime held out: the twenty-fourth probe's "
             "factors drawn again, every regime async, 8 times the segments per transfer)")
+#: The twenty-eighth probe: a twenty-ninth held-out set, fixed before it was run, of the
+#: twenty-seventh probe's factors with half the TCP draws DCTCP, 12 regimes at 1, 2, 4, 8
+#: and 16 workers with 8 times the segments per transfer, measured only as long jobs
+#: (module notes).  Its split is ``probe28``.
+PROBE28 = Design(
+    "probe28", dict(PROBE27.factors,
+                    tcp=tuple(t for other in PROBE27.factors["tcp"] for t in ("dctcp", other))),
+    {}, 12, 2054, (1, 2, 4, 8, 16), "C", split="probe28", segments_factor=8.0,
+    long_jobs_only=True,
+    summary="the twenty-eighth probe (every regime held out: the twenty-seventh probe's "
+            "factors with half the regimes on DCTCP, every regime async, 8 times the "
+            "segments per transfer, measured as long jobs)")
 #: The corpus measured at 8 times the segments per transfer, at 1, 2, 4, 8 and 16 workers:
 #: the same draw and regimes (module notes, "The corpus at 8 times the segments").
 CORPUS_8X = Design(
@@ -763,10 +790,10 @@ DESIGNS = {d.name: d for d in (CORPUS, CORPUS_8X, PROBE, PROBE2, PROBE3, PROBE4,
                                PROBE7, PROBE8, PROBE9, PROBE10, PROBE11, PROBE12, PROBE13,
                                PROBE14, PROBE15, PROBE16, PROBE17, PROBE18, PROBE19,
                                PROBE20, PROBE21, PROBE22, PROBE23, PROBE24,
-                               PROBE25, PROBE26, PROBE27)}
-#: Each probe's committed runs by its name (``ns3_<name>.csv`` beside the corpus).
+                               PROBE25, PROBE26, PROBE27, PROBE28)}
+#: Each probe's committed short-window runs by its name (``ns3_<name>.csv`` beside the corpus).
 PROBE_PATHS = {d.name: CORPUS_PATH.with_name(f"ns3_{d.name}.csv")
-               for d in DESIGNS.values() if d.split}
+               for d in DESIGNS.values() if d.split and not d.long_jobs_only}
 #: The committed probe.
 PROBE_PATH = PROBE_PATHS["probe"]
 #: The committed second probe.
@@ -1229,6 +1256,10 @@ def main(argv=None) -> int:
     command = " ".join(["python -m perfmodel.placement.ns3_corpus"]
                        + (argv if argv is not None else sys.argv[1:]))
     spec = DESIGNS[a.design]
+    if spec.long_jobs_only and a.async_warmup <= CORPUS_WARMUP:
+        print(f"error: --design {a.design} is measured as long jobs only: give --async-warmup "
+              f"(32 as its sets), got {a.async_warmup}", file=sys.stderr)
+        return 2
     only = None if a.only is None else a.only.split(",")
     if a.buffer is not None:
         only = [r["regime"] for r in design(a.regimes, spec=spec)
