@@ -2213,7 +2213,9 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         saturation point the workers run nearer the contention-free bound: the
         MVA and the convoys' model on equal terms (``"reading"``) and the
         servers met at once up to P on any link (``True``).  Judged on a
-        held-out probe measured as long jobs (docs/validation.md).
+        held-out probe measured as long jobs (docs/validation.md).  It assumes
+        links that run at their rate: for loss- or delay-based TCP, not DCTCP,
+        which idles a server's link where many flows meet.
 
     Returns
     -------
