@@ -33,6 +33,9 @@ from perfmodel.placement.ns3_corpus import read_rows
 HERE = Path(__file__).parent
 TRAIN_HALVES = ("ns3_corpus_async_warm32.csv", "ns3_corpus_8x_async_warm32_train.csv")
 RUNS = {"default": {}, "L": {"horizon": "long"}, "L1": {"convoys": "reading"}}
+#: The regimes each line reports, by their TCP control.
+GROUPS = {"every": lambda tcp: True, "DCTCP": lambda tcp: tcp == "dctcp",
+          "other TCP": lambda tcp: tcp != "dctcp"}
 
 
 def rule_results(rows, jobs: int) -> dict:
@@ -57,10 +60,8 @@ def main() -> None:
         rows = [r for r in read_rows(path) if r["mode"] == "async"
                 and split_asked in (None, r["split"])]
         by_rule = rule_results(rows, args.jobs)
-        split = {"every": lambda t: True, "DCTCP": lambda t: t == "dctcp",
-                 "other TCP": lambda t: t != "dctcp"}
         tcp = {r["regime"]: r["tcp"] for r in rows}
-        for label, keep in split.items():
+        for label, keep in GROUPS.items():
             names = [k for k in by_rule["L"] if keep(tcp[k])]
             print(f"{path.name:38s} {label:12s} " + "".join(
                 f"{line([rs[k] for k in names]):34s}" for rs in by_rule.values()), flush=True)
