@@ -241,6 +241,21 @@ def test_a_dctcp_run_depends_on_its_seed_not_on_the_runs_before_it():
 
 
 @needs_ns3
+def test_dctcp_waits_out_the_delayed_ack_timer_and_newreno_does_not():
+    # 8 workers on 3 servers, FIFO hosts, 25 Gbps at 200 times fewer bytes: DCTCP's
+    # small windows leave lone segments whose ACK waits for the timer
+    def step(tcp, timeout):
+        return simulate_ps_job_ns3(M, 25e9 / 8, TF / 4, TB / 4, TS, 8, queue="fifo", steps=3,
+                                   warmup=1, batches=1, tcp=tcp, n_ps=3, scale=200,
+                                   delayed_ack_timeout=timeout).mean_step_time
+    assert step("dctcp", ns3_job.DELAYED_ACK_TIMEOUT) > 1.3 * step("dctcp", 0.04)
+    assert step("newreno", ns3_job.DELAYED_ACK_TIMEOUT) == pytest.approx(
+        step("newreno", 0.04), rel=0.02)
+    with pytest.raises(SpecError, match="delayed_ack_timeout"):
+        simulate_ps_job_ns3(M, G10, TF, TB, TS, 1, delayed_ack_timeout=0)
+
+
+@needs_ns3
 def test_shallow_buffer_drops_at_incast_and_deep_does_not():
     deep = simulate_ps_job_ns3(M, G10, TF, TB, TS, 12, queue="fifo", steps=3, warmup=1,
                                batches=1, buffer=10000)

@@ -2215,7 +2215,7 @@ def select_model(profile: Profile, cluster: Cluster, measurements, *,
         servers met at once up to P on any link (``True``).  Judged on a
         held-out probe measured as long jobs (docs/validation.md).  It assumes
         links that run at their rate: for loss- or delay-based TCP, not DCTCP,
-        which idles a server's link where many flows meet.
+        whose small windows left links idle in the packet-level runs.
 
     Returns
     -------

@@ -87,7 +87,8 @@ from . import ns3 as _ns3
 __all__ = ["Ns3JobResult", "simulate_ps_job_ns3", "generate_matrix", "matrix_rows",
            "TCP_VARIANTS", "LOSS_BASED_TCP", "link_sharing_of", "QUEUES", "DEFAULT_BUFFER",
            "JITTERS", "PARETO_SHAPE",
-           "DCTCP_MARK_PACKETS", "DCTCP_CE_THRESHOLD", "block_bytes", "ns3_version",
+           "DCTCP_MARK_PACKETS", "DCTCP_CE_THRESHOLD", "DELAYED_ACK_TIMEOUT", "block_bytes",
+           "ns3_version",
            "MATRIX_COLUMNS", "LINK_EFFICIENCY", "DEFAULT_JOB_SCALE", "DEFAULT_T_UPDATE",
            "available", "matrix_regimes", "MATRIX_WORKERS", "MATRIX_LOSS", "MATRIX_CV", "MATRIX_SCALE",
            "MATRIX_STEPS", "MATRIX_ASYNC_STEPS", "MATRIX_WARMUP", "MATRIX_BATCHES", "main"]
@@ -147,6 +148,10 @@ JITTERS = ("none", "lognormal", "pareto")
 PARETO_SHAPE = 2.5
 #: DCTCP's marking threshold on a FIFO port (packets) and sojourn on a fair queue (s).
 DCTCP_MARK_PACKETS, DCTCP_CE_THRESHOLD = 20, 1e-3
+#: TCP's delayed-ACK timeout (s): ns-3's default, which every committed run used (Windows'
+#: too; Linux waits at least 40 ms).  A receiver ACKs every second segment, or a lone one
+#: when this runs out; DCTCP's small windows leave lone segments (docs/validation.md).
+DELAYED_ACK_TIMEOUT = 0.2
 
 MATRIX_COLUMNS = ("regime", "queue", "loss_rate", "bandwidth", "mode", "overlap", "update",
                   "compute_cv", "workers", "n_ps", "batch_size", "throughput",
@@ -184,7 +189,7 @@ class JobRunner {
   uint32_t bufferPackets = 10240, markPackets = 20;
   double ceThreshold = 1e-3;                 // s: fair queue marks above this sojourn
   std::string tcp = "ns3::TcpNewReno";
-  double lossRate = 0, minRto = 1.0;
+  double lossRate = 0, minRto = 1.0, delAckTimeout = 0.2;
   uint32_t segmentSize = 1448, runNumber = 1;
   std::vector<double> factors;               // [worker][k], wrapped
   int perWorker = 1, target = 1;             // samples per worker; completions to record
@@ -354,6 +359,7 @@ void JobRunner::Run() {
   Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(tcp));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segmentSize));
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
+  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(Seconds(delAckTimeout)));
   RngSeedManager::SetSeed(1);
   RngSeedManager::SetRun(runNumber);
   // Streams drawn automatically (RED's marking in gentle mode) count on from the
@@ -550,7 +556,7 @@ def _check_job(model_bytes, bandwidth, t_forward, t_backward, t_update, workers,
 def _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, scale, steps,
                    warmup, batches, delay, segment_size, min_rto, stop_time, n_ps=1,
                    tcp="newreno", buffer=None, jitter="lognormal", blocks=None,
-                   ce_threshold=DCTCP_CE_THRESHOLD):
+                   ce_threshold=DCTCP_CE_THRESHOLD, delayed_ack_timeout=DELAYED_ACK_TIMEOUT):
     """The engine options, checked, or SpecError naming the argument."""
     if not isinstance(overlap, bool):
         raise SpecError("overlap", f"expected True or False, got {overlap!r}")
@@ -576,7 +582,9 @@ def _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, 
         segment_size=_v.integer("segment_size", segment_size, minimum=64),
         min_rto=_v.number("min_rto", min_rto, "s", positive=True),
         stop_time=_v.number("stop_time", stop_time, "s", positive=True),
-        ce_threshold=_v.number("ce_threshold", ce_threshold, "s", positive=True))
+        ce_threshold=_v.number("ce_threshold", ce_threshold, "s", positive=True),
+        delayed_ack_timeout=_v.number("delayed_ack_timeout", delayed_ack_timeout, "s",
+                                      positive=True))
     if opts["steps"] < opts["batches"]:
         raise SpecError("steps", f"must be >= batches={opts['batches']}, got {steps!r}")
     return opts
@@ -612,7 +620,8 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
                         batches: int = 5, seed=0, delay=10e-6, segment_size: int = 1448,
                         min_rto=1.0, stop_time=1e5, n_ps: int = 1, tcp: str = "newreno",
                         buffer: int | None = None, jitter: str = "lognormal",
-                        blocks=None, ce_threshold=DCTCP_CE_THRESHOLD) -> Ns3JobResult:
+                        blocks=None, ce_threshold=DCTCP_CE_THRESHOLD,
+                        delayed_ack_timeout=DELAYED_ACK_TIMEOUT) -> Ns3JobResult:
     """Run one PS job (P servers, K workers, a star) in ns-3 with TCP; measure its speed.
 
     Parameters
@@ -684,6 +693,9 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
         of one packet at the scaled rate (``1502 * 8 * scale / (8 *
         bandwidth)``) nearly every queued packet is marked and DCTCP runs the
         link well below its rate (docs/validation.md).
+    delayed_ack_timeout : float, s
+        How long a receiver holds the ACK of a lone segment (default
+        :data:`DELAYED_ACK_TIMEOUT`, ns-3's 200 ms; Linux: 40 ms at least).
 
     Returns
     -------
@@ -707,7 +719,7 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
                      batch_size)
     o = _check_options(mode, overlap, queue, loss_rate, update, compute_cv, chunks, scale,
                        steps, warmup, batches, delay, segment_size, min_rto, stop_time, n_ps,
-                       tcp, buffer, jitter, blocks, ce_threshold)
+                       tcp, buffer, jitter, blocks, ce_threshold, delayed_ack_timeout)
     shares = o["blocks"] if o["overlap"] else None
     blocks = (len(shares) if shares is not None else o["chunks"]) if o["overlap"] else 1
     if job["model_bytes"] / o["scale"] < blocks:
@@ -736,6 +748,7 @@ def simulate_ps_job_ns3(model_bytes, bandwidth, t_forward, t_backward, t_update,
     r.tForward, r.tBackward, r.tUpdate = job["t_forward"], job["t_backward"], job["t_update"]
     r.isAsync, r.perGradient = o["mode"] == "async", o["update"] == "per_gradient"
     r.queueKind, r.lossRate, r.minRto = int(o["queue"] == "fair"), o["loss_rate"], o["min_rto"]
+    r.delAckTimeout = o["delayed_ack_timeout"]
     r.segmentSize, r.runNumber, r.stopTime = o["segment_size"], run_number, o["stop_time"]
     for x in factors.ravel():
         r.factors.push_back(float(x))
